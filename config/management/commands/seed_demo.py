@@ -1,0 +1,70 @@
+"""Load everything the demo needs: users, warehouse, gold set, simulated judges. Idempotent."""
+
+import os
+import secrets
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.management.base import BaseCommand
+
+from config.roles import ALL_ROLES, ensure_role_groups
+
+DEMO_USERS = {role: f"demo-{role.replace('_', '-')}" for role in ALL_ROLES}
+
+
+def demo_password() -> str:
+    """Return DOCKET_DEMO_PASSWORD, else a random one generated once and kept under var/."""
+    from_env = os.environ.get("DOCKET_DEMO_PASSWORD")
+    if from_env:
+        return from_env
+    path = settings.VAR_DIR / "demo_password"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(12))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def ensure_demo_users(password: str) -> list[str]:
+    """Create one demo user per role (admin is also staff for Django admin)."""
+    ensure_role_groups()
+    user_model = get_user_model()
+    created = []
+    for role, username in DEMO_USERS.items():
+        user, was_created = user_model.objects.get_or_create(username=username)
+        if was_created:
+            user.set_password(password)
+            created.append(username)
+        user.is_staff = role == "admin"
+        user.save()
+        user.groups.add(Group.objects.get(name=role))
+    return created
+
+
+class Command(BaseCommand):
+    help = "Load the demo users, warehouse, gold set and simulated judges (safe to run again)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--quiet-logins", action="store_true", help="Do not print the demo logins.")
+        parser.add_argument("--logins-only", action="store_true", help="Only print the demo logins.")
+
+    def handle(self, *args, quiet_logins=False, logins_only=False, **options):
+        password = demo_password()
+        if logins_only:
+            self.print_logins(password)
+            return
+        created = ensure_demo_users(password)
+        self.stdout.write(f"demo users: {len(created)} created, {len(DEMO_USERS) - len(created)} already there")
+        for step in self.demo_steps():
+            step(self.stdout)
+        if not quiet_logins:
+            self.print_logins(password)
+
+    def print_logins(self, password):
+        self.stdout.write(f"Demo logins (password for all: {password})")
+        for role, username in DEMO_USERS.items():
+            self.stdout.write(f"  {role:<12} {username}")
+
+    def demo_steps(self):
+        """Each app's demo loader, bottom to top: warehouse, gold set, judges, triage."""
+        return []

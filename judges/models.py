@@ -1,0 +1,151 @@
+"""Judges, their immutable versions, calibration runs and verdicts."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Backend(models.TextChoices):
+    ANTHROPIC = "anthropic", "Anthropic (Claude)"
+    OPENAI_COMPATIBLE = "openai_compatible", "OpenAI-compatible"
+    VERIFIER = "verifier", "Deterministic verifier"
+    HYPOTHESIS_PROBE = "hypothesis_probe", "Hypothesis + probe"
+    SELF_CONSISTENCY = "self_consistency", "Self-consistency vote"
+    REPLAY = "replay", "Replayed verdicts"
+
+
+class Judge(models.Model):
+    """A named checker. What it does is frozen in its versions; editing makes a new one."""
+
+    name = models.SlugField(max_length=64, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def latest_version(self):
+        return self.versions.order_by("-number").first()
+
+
+class JudgeVersion(models.Model):
+    """An immutable definition of a judge: backend, model, prompt, sampling and prices."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    backend = models.CharField(max_length=32, choices=Backend.choices)
+    # Vendor / model family, for the independence analysis (anthropic, openai, meta, ...).
+    family = models.CharField(max_length=64, blank=True)
+    model = models.CharField(max_length=128, blank=True)
+    prompt_template = models.TextField(blank=True)
+    temperature = models.FloatField(default=0.0)
+    max_tokens = models.PositiveIntegerField(default=1024)
+    # Prices in USD per million tokens.
+    price_input_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    price_output_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    price_cache_read_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    price_cache_write_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=0)
+    # Backend extras (base URL, samples, concurrency); never a secret.
+    config = models.JSONField(default=dict, blank=True)
+    # True when verdicts come from the local vendor simulator: shown wherever they appear.
+    is_simulated = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["judge", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "number"], name="judges_judgeversion_unique_number"),
+        ]
+
+    def __str__(self):
+        return f"{self.judge.name} v{self.number}"
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    CANCELLED = "cancelled"
+    STOPPED_BUDGET = "stopped_budget", "Stopped at spend cap"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class CalibrationRun(models.Model):
+    """Judge versions × one gold-set version × N repeats, executed on Celery."""
+
+    label = models.CharField(max_length=100, blank=True)
+    gold_set_version = models.ForeignKey(
+        "labelling.GoldSetVersion", on_delete=models.PROTECT, related_name="calibration_runs"
+    )
+    judge_versions = models.ManyToManyField(JudgeVersion, related_name="calibration_runs")
+    repeats = models.PositiveSmallIntegerField(default=3)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.PENDING)
+    spend_cap_usd = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    total_tasks = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.label or f"run {self.pk}"
+
+
+class Decision(models.TextChoices):
+    ACCEPT = "accept"
+    REJECT = "reject"
+    # A fault of the checker (timeout, rate limit, garbage): counted, never a rejection.
+    ERROR = "error"
+
+
+class Verdict(models.Model):
+    """One judge version's decision on one query, in one run and repeat (or live)."""
+
+    judge_version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="verdicts")
+    query = models.ForeignKey("labelling.Query", on_delete=models.CASCADE, related_name="verdicts")
+    run = models.ForeignKey(CalibrationRun, null=True, blank=True, on_delete=models.CASCADE, related_name="verdicts")
+    repeat = models.PositiveSmallIntegerField(default=0)
+    decision = models.CharField(max_length=8, choices=Decision.choices)
+    reason = models.TextField(blank=True)
+    error_class_guess = models.CharField(max_length=32, blank=True)
+    hypotheses = models.JSONField(default=list, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cache_read_tokens = models.PositiveIntegerField(default=0)
+    cache_write_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=8, default=0)
+    latency_ms = models.FloatField(default=0)
+    model_reported = models.CharField(max_length=128, blank=True)
+    raw_response = models.JSONField(default=dict, blank=True)
+    # Anything the check read from outside the query: clock, catalogue version, attempts.
+    context = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            # Exactly one verdict per (judge version, query, run, repeat): a redelivered
+            # task can never add a second one.
+            models.UniqueConstraint(
+                fields=["judge_version", "query", "run", "repeat"],
+                condition=Q(run__isnull=False),
+                name="judges_verdict_one_per_run_repeat",
+            ),
+            models.UniqueConstraint(
+                fields=["judge_version", "query", "repeat"],
+                condition=Q(run__isnull=True),
+                name="judges_verdict_one_live_per_repeat",
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "judge_version"], name="judges_verdict_run_judge")]
+
+    def __str__(self):
+        return f"{self.judge_version} on {self.query_id}: {self.decision}"

@@ -1,0 +1,84 @@
+"""Warehouses, their catalogues and probe runs.
+
+`probes` is the ground floor: it knows SQL texts, warehouses and catalogues, and nothing
+about queries, labels, judges or triage.
+"""
+
+from django.db import models
+
+
+class Dialect(models.TextChoices):
+    SQLITE = "sqlite", "SQLite"
+    POSTGRES = "postgres", "PostgreSQL"
+
+
+class Warehouse(models.Model):
+    """A named read-only connection. Its DSN lives in the environment, never in this table."""
+
+    name = models.SlugField(max_length=64, unique=True)
+    dialect = models.CharField(max_length=16, choices=Dialect.choices)
+    description = models.TextField(blank=True)
+    # Per-warehouse verifier switches, e.g. {"require_limit": false, "max_scan_rows": 1e6}.
+    verifier_rules = models.JSONField(default=dict, blank=True)
+    # Name of a read-only role to SET ROLE to before running anything (PostgreSQL only).
+    read_only_role = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Catalogue(models.Model):
+    """An introspected, versioned snapshot of a warehouse's tables, columns and keys."""
+
+    warehouse = models.ForeignKey(Warehouse, on_delete=models.CASCADE, related_name="catalogues")
+    version = models.PositiveIntegerField()
+    # {"tables": {name: {"columns": [{name, type, nullable}], "primary_key": [...],
+    #   "unique": [[...]], "foreign_keys": [{columns, ref_table, ref_columns}], "row_estimate": n}}}
+    snapshot = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["warehouse", "-version"]
+        constraints = [
+            # A version number names exactly one snapshot of one warehouse.
+            models.UniqueConstraint(fields=["warehouse", "version"], name="probes_catalogue_unique_version"),
+        ]
+
+    def __str__(self):
+        return f"{self.warehouse} catalogue v{self.version}"
+
+
+class ProbeOutcome(models.TextChoices):
+    CONFIRMED = "confirmed"
+    REFUTED = "refuted"
+    REFUSED = "refused"
+    ERROR = "error"
+
+
+class ProbeRun(models.Model):
+    """One execution (or refusal) of a probe SQL text against a warehouse."""
+
+    warehouse = models.ForeignKey(Warehouse, on_delete=models.PROTECT, related_name="probe_runs")
+    kind = models.CharField(max_length=32, default="fanout")
+    # Whoever asked stores the link; probes only knows the fingerprint of the SQL checked.
+    subject_fingerprint = models.CharField(max_length=64, blank=True, db_index=True)
+    hypothesis = models.JSONField(default=dict, blank=True)
+    probe_sql = models.TextField(blank=True)
+    guard_allowed = models.BooleanField(default=False)
+    guard_reason = models.TextField(blank=True)
+    outcome = models.CharField(max_length=16, choices=ProbeOutcome.choices)
+    figures = models.JSONField(default=dict, blank=True)
+    message = models.TextField(blank=True)
+    duration_ms = models.FloatField(default=0)
+    catalogue_version = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.kind} probe on {self.warehouse}: {self.outcome}"

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from probes import views
+
+app_name = "probes"
+
+urlpatterns = [
+    path("", views.index, name="index"),
+]

@@ -1,0 +1,141 @@
+"""Fixtures shared by every app's tests."""
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.db import connection
+
+from config.roles import ALL_ROLES, ensure_role_groups
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def role_users(db, django_user_model):
+    """Return one user per role plus an outsider with no role, keyed by role name."""
+    ensure_role_groups()
+    users = {}
+    for role in ALL_ROLES:
+        user = django_user_model.objects.create_user(username=f"{role}-user", password="pw-for-tests")
+        user.groups.add(Group.objects.get(name=role))
+        users[role] = user
+    users["outsider"] = django_user_model.objects.create_user(username="outsider", password="pw-for-tests")
+    return users
+
+
+@pytest.fixture
+def client_for(client, role_users):
+    """Return a function giving a test client logged in as the given role."""
+
+    def login(role):
+        client.force_login(role_users[role])
+        return client
+
+    return login
+
+
+def database_url_for_worker() -> str:
+    """Build a DATABASE_URL that points a subprocess at the database the tests use."""
+    db = connection.settings_dict
+    if "sqlite" in db["ENGINE"]:
+        return f"sqlite:///{db['NAME']}"
+    host = db.get("HOST") or "127.0.0.1"
+    port = db.get("PORT") or 5432
+    user = db.get("USER") or "postgres"
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    return f"postgresql://{user}{password}@{host}:{port}/{db['NAME']}"
+
+
+class WorkerProcess:
+    """A real `celery worker` subprocess on the test database and the configured broker."""
+
+    def __init__(self, extra_env=None, concurrency=2):
+        self.extra_env = extra_env or {}
+        self.concurrency = concurrency
+        self.process = None
+        self.log_path = ROOT / "var" / f"test-worker-{uuid.uuid4().hex[:8]}.log"
+
+    def env(self):
+        env = dict(os.environ)
+        env.update(
+            {
+                "DATABASE_URL": database_url_for_worker(),
+                "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+                "CELERY_TASK_ALWAYS_EAGER": "false",
+                "DJANGO_SETTINGS_MODULE": "config.settings",
+            }
+        )
+        if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+            env["DOCKET_BROKER_DIR"] = str(settings.BROKER_DIR)
+        env.update(self.extra_env)
+        return env
+
+    def start(self):
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--loglevel=INFO",
+                f"--concurrency={self.concurrency}",
+                "--pool=prefork",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            env=self.env(),
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        return self
+
+    def kill(self, sig=9):
+        """Kill the worker and its pool children at once, as a crash would."""
+        if self.process and self.process.poll() is None:
+            subprocess.run(["pkill", f"-{sig}", "-P", str(self.process.pid)], check=False)
+            self.process.send_signal(sig)
+            self.process.wait(timeout=30)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        if getattr(self, "log", None):
+            self.log.close()
+
+    def output(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+
+def wait_for(predicate, timeout=60.0, interval=0.2, what="condition"):
+    """Poll until predicate() is truthy; fail with `what` after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+@pytest.fixture
+def celery_worker_process(transactional_db):
+    """Start a real Celery worker against the test database; stop it afterwards."""
+    worker = WorkerProcess().start()
+    yield worker
+    worker.stop()
