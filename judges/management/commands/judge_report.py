@@ -1,0 +1,142 @@
+"""Print the calibration report of a gold-set version as JSON, CSV or a table."""
+
+import csv
+import io
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judges.report import build_report
+from labelling.models import GoldSetVersion
+
+# Scalar judge columns for CSV and the table, in contract order.
+JUDGE_COLUMNS = [
+    "name",
+    "version",
+    "verdicts",
+    "errors",
+    "unjudged",
+    "catch_rate",
+    "catch_rate_ci95",
+    "false_reject_rate",
+    "false_reject_rate_ci95",
+    "flag_rate",
+    "flip_rate",
+    "cost_per_verdict_usd",
+    "attempts_per_accepted",
+    "cost_per_accepted_usd",
+    "break_even_error_cost_usd",
+    "latency_ms_p50",
+    "latency_ms_p95",
+]
+TABLE_COLUMNS = [
+    ("judge", lambda j: f"{j['name']} v{j['version']}" + (" [simulated]" if j.get("simulated") else "")),
+    ("verdicts", lambda j: str(j["verdicts"])),
+    ("errors", lambda j: str(j["errors"])),
+    ("unjudged", lambda j: str(j["unjudged"])),
+    ("catch", lambda j: percent_with_interval(j["catch_rate"], j["catch_rate_ci95"])),
+    ("false reject", lambda j: percent_with_interval(j["false_reject_rate"], j["false_reject_rate_ci95"])),
+    ("flag", lambda j: percent(j["flag_rate"])),
+    ("flip", lambda j: percent(j["flip_rate"])),
+    ("$/verdict", lambda j: money(j["cost_per_verdict_usd"])),
+    ("$/accepted", lambda j: money(j["cost_per_accepted_usd"])),
+    ("break-even $", lambda j: money(j["break_even_error_cost_usd"])),
+    ("p50 ms", lambda j: number(j["latency_ms_p50"])),
+    ("p95 ms", lambda j: number(j["latency_ms_p95"])),
+]
+
+
+def percent(value) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def percent_with_interval(value, interval) -> str:
+    if value is None:
+        return "-"
+    return f"{percent(value)} [{100 * interval[0]:.1f}-{100 * interval[1]:.1f}]"
+
+
+def money(value) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def number(value) -> str:
+    return "-" if value is None else f"{value:.0f}"
+
+
+def report_as_csv(report: dict) -> str:
+    """Return one CSV row per judge version; intervals split into _lo/_hi, classes into columns."""
+    classes = sorted({slug for judge in report["judges"] for slug in judge["catch_rate_by_error_class"]})
+    header = []
+    for column in JUDGE_COLUMNS:
+        header += [f"{column}_lo", f"{column}_hi"] if column.endswith("_ci95") else [column]
+    header += [f"catch_rate_{slug}" for slug in classes]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for judge in report["judges"]:
+        row = []
+        for column in JUDGE_COLUMNS:
+            value = judge[column]
+            if column.endswith("_ci95"):
+                row += list(value) if value else ["", ""]
+            else:
+                row.append("" if value is None else value)
+        row += [
+            "" if judge["catch_rate_by_error_class"].get(slug) is None else judge["catch_rate_by_error_class"][slug]
+            for slug in classes
+        ]
+        writer.writerow(row)
+    return out.getvalue()
+
+
+def report_as_table(report: dict) -> str:
+    """Return an aligned text table of the judges, then the pairs."""
+    items = report["items"]
+    lines = [
+        f"{report['gold_set']} v{report['version']}: {items['total']} items "
+        f"({items['wrong']} wrong, {items['correct']} correct), runs {report['runs']}"
+    ]
+    rows = [[title for title, _ in TABLE_COLUMNS]] + [[cell(j) for _, cell in TABLE_COLUMNS] for j in report["judges"]]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
+    lines += ["  ".join(value.ljust(width) for value, width in zip(row, widths, strict=True)) for row in rows]
+    if report["pairs"]:
+        lines.append("")
+        lines.append("pair  both_missed  miss_jaccard  union_catch  union_false_reject  kappa")
+        for pair in report["pairs"]:
+            kappa = "-" if pair["kappa"] is None else f"{pair['kappa']:.3f}"
+            jaccard = "-" if pair["miss_jaccard"] is None else f"{pair['miss_jaccard']:.3f}"
+            lines.append(
+                f"{pair['a']} v{pair['a_version']} + {pair['b']} v{pair['b_version']}  {pair['both_missed']:.2f}  "
+                f"{jaccard}  {percent(pair['union_catch_rate'])}  {percent(pair['union_false_reject_rate'])}  {kappa}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+class Command(BaseCommand):
+    help = "Print the judges' calibration report on a gold-set version (json, csv or table)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--gold-set", required=True)
+        parser.add_argument("--version", type=int, help="Gold-set version number (default: the latest).")
+        parser.add_argument("--generation-cost", type=float, default=0.0, help="USD per generation attempt.")
+        parser.add_argument("--baseline", help='Judge to price against: "name" or "name:N".')
+        parser.add_argument("--format", choices=["json", "csv", "table"], default="json")
+
+    def handle(self, *args, gold_set, version, generation_cost, baseline, format, **options):
+        if generation_cost < 0:
+            raise CommandError("--generation-cost must not be negative")
+        versions = GoldSetVersion.objects.filter(gold_set__name=gold_set).select_related("gold_set")
+        chosen = versions.filter(number=version).first() if version else versions.order_by("-number").first()
+        if chosen is None:
+            raise CommandError(f"gold set {gold_set!r} has no version {version or '(none published)'}")
+        try:
+            report = build_report(gold_set_version=chosen, generation_cost_usd=generation_cost, baseline=baseline)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+        if format == "json":
+            self.stdout.write(json.dumps(report, indent=2))
+        elif format == "csv":
+            self.stdout.write(report_as_csv(report), ending="")
+        else:
+            self.stdout.write(report_as_table(report), ending="")
