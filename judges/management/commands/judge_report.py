@@ -116,6 +116,10 @@ def report_as_table(report: dict) -> str:
 class Command(BaseCommand):
     help = "Print the judges' calibration report on a gold-set version (json, csv or table)."
 
+    def create_parser(self, prog_name, subcommand, **kwargs):
+        # --version means the gold-set version here: let it replace Django's --version.
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
     def add_arguments(self, parser):
         parser.add_argument("--gold-set", required=True)
         parser.add_argument("--version", type=int, help="Gold-set version number (default: the latest).")
