@@ -1,0 +1,23 @@
+// Judge comparison dashboard: click a column header to sort the judges table by it.
+document.addEventListener("click", (event) => {
+  const header = event.target.closest("table.sortable th[data-sort]");
+  if (!header) return;
+  const table = header.closest("table");
+  const column = Array.from(header.parentNode.children).indexOf(header);
+  const numeric = header.dataset.sort === "num";
+  const ascending = header.dataset.direction !== "asc";
+  header.dataset.direction = ascending ? "asc" : "desc";
+  const body = table.tBodies[0];
+  const rows = Array.from(body.rows);
+  const key = (row) => {
+    const raw = row.cells[column]?.dataset.value ?? row.cells[column]?.textContent ?? "";
+    if (!numeric) return raw.toLowerCase();
+    return raw === "" ? (ascending ? Infinity : -Infinity) : Number(raw);
+  };
+  rows.sort((a, b) => {
+    const [x, y] = [key(a), key(b)];
+    const order = x < y ? -1 : x > y ? 1 : 0;
+    return ascending ? order : -order;
+  });
+  rows.forEach((row) => body.appendChild(row));
+});

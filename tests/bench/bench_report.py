@@ -1,0 +1,274 @@
+"""Benchmark: the calibration report on 1,000,000 verdicts vs merely fetching them.
+
+10 judges × 20,000 items × 5 repeats, in one completed run. In the same process we time
+(a) fetching (judge, item, decision) rows into numpy arrays — the floor any report pays —
+and (b) `judges.report.build_report`. Target: (b) / (a) ≤ 1.5, and the report's process
+peaks under 400 MB. Runs on SQLite, and on PostgreSQL when a server answers.
+
+Each database gets a fresh one of its own (a temp SQLite file; PostgreSQL database
+`metrics_bench`), migrated, bulk-filled with executemany / COPY, and dropped afterwards.
+Phases run in child processes so one Django settings module serves each database and the
+report's peak memory is measured in a process that did nothing else.
+
+    python -m tests.bench.bench_report          # prints the results as JSON lines
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+JUDGES, ITEMS, REPEATS = 10, 20_000, 5
+WRONG_SHARE = 0.2
+PG_ADMIN_DSN = os.environ.get("BENCH_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/postgres")
+PG_DATABASE = "metrics_bench"
+GOLD_SET = "bench-report"
+TIMING_ROUNDS = 3
+
+
+# --- child-process phases -----------------------------------------------------------------
+
+
+def django_setup():
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+
+
+def phase_fill() -> dict:
+    """Migrate the empty database and bulk-insert the benchmark's gold set and verdicts."""
+    django_setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    started = time.perf_counter()
+    fill_database()
+    return {"fill_seconds": time.perf_counter() - started}
+
+
+def fill_database() -> None:
+    import numpy as np
+    from django.db import connection, transaction
+
+    from judges.models import Backend, CalibrationRun, Judge, JudgeVersion, RunStatus, Verdict
+    from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
+
+    rng = np.random.default_rng(2026)
+    now = "2026-01-01 00:00:00+00:00"
+    with transaction.atomic():
+        gold_set = GoldSet.objects.create(name=GOLD_SET)
+        version = GoldSetVersion.objects.create(gold_set=gold_set, number=1)
+        versions = []
+        for index in range(JUDGES):
+            judge = Judge.objects.create(name=f"bench-judge-{index:02d}")
+            versions.append(JudgeVersion.objects.create(judge=judge, number=1, backend=Backend.REPLAY))
+        run = CalibrationRun.objects.create(
+            gold_set_version=version, label="bench", status=RunStatus.COMPLETED, repeats=REPEATS
+        )
+        run.judge_versions.set(versions)
+        query_rows = [
+            (f"question {i}", f"SELECT {i}", "sqlite", "gold", gold_set.pk, f"item-{i:05d}", "", "", "{}", now)
+            for i in range(ITEMS)
+        ]
+        insert_rows(
+            Query._meta.db_table,
+            "question, sql, dialect, source, gold_set_id, external_id, fingerprint, reference_sql, metadata, created_at",
+            query_rows,
+        )
+        query_ids = list(Query.objects.filter(gold_set=gold_set).order_by("pk").values_list("pk", flat=True))
+        is_wrong = rng.random(ITEMS) < WRONG_SHARE
+        classes = ["join_fanout", "misread_intent", "missing_filter", "wrong_measure"]
+        item_rows = [
+            (version.pk, qid, "wrong" if wrong else "correct", classes[i % 4] if wrong else "")
+            for i, (qid, wrong) in enumerate(zip(query_ids, is_wrong, strict=True))
+        ]
+        insert_rows(GoldSetVersionItem._meta.db_table, "version_id, query_id, decision, error_class", item_rows)
+        verdict_columns = (
+            "judge_version_id, query_id, run_id, repeat, decision, reason, error_class_guess, hypotheses, "
+            "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, latency_ms, "
+            "model_reported, raw_response, context, created_at"
+        )
+        for judge_index, judge_version in enumerate(versions):
+            catch, false_reject = 0.4 + 0.04 * judge_index, 0.05 + 0.01 * judge_index
+            item_reject = np.where(is_wrong, catch, false_reject) + rng.normal(0, 0.1, ITEMS)
+            rows = []
+            for repeat in range(REPEATS):
+                draws = rng.random(ITEMS)
+                errors = rng.random(ITEMS) < 0.01
+                latency = rng.lognormal(7.5, 0.4, ITEMS)
+                for i, qid in enumerate(query_ids):
+                    decision = "error" if errors[i] else ("reject" if draws[i] < item_reject[i] else "accept")
+                    rows.append(
+                        (judge_version.pk, qid, run.pk, repeat, decision, "", "", "[]", 3900, 180, 0, 0,
+                         "0.07200000", float(latency[i]), "", "{}", "{}", now)
+                    )  # fmt: skip
+            insert_rows(Verdict._meta.db_table, verdict_columns, rows)
+    assert connection.vendor in {"sqlite", "postgresql"}
+
+
+def insert_rows(table: str, columns: str, rows: list[tuple]) -> None:
+    """Insert many rows fast: COPY on PostgreSQL, executemany on SQLite."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        else:
+            marks = ", ".join(["%s"] * len(rows[0]))
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+
+
+def fetch_rows_into_arrays(run_ids: list[int]):
+    """The baseline: (judge, item, decision) of every verdict, into numpy arrays."""
+    import itertools
+
+    import numpy as np
+    from django.db import connection
+
+    from judges.models import Verdict
+
+    marks = ", ".join(["%s"] * len(run_ids))
+    sql = (
+        f"SELECT judge_version_id, query_id, CASE decision WHEN 'accept' THEN 0 WHEN 'reject' THEN 1 ELSE 2 END "
+        f"FROM {Verdict._meta.db_table} WHERE run_id IN ({marks})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, run_ids)
+        rows = cursor.fetchall()
+    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=3 * len(rows))
+    return flat.reshape(-1, 3)
+
+
+def gold_set_version():
+    from labelling.models import GoldSetVersion
+
+    return GoldSetVersion.objects.select_related("gold_set").get(gold_set__name=GOLD_SET, number=1)
+
+
+def phase_time() -> dict:
+    """Time fetch and report alternately, TIMING_ROUNDS each; return the medians."""
+    django_setup()
+    import statistics
+
+    from judges.report import build_report, selected_run_ids
+
+    version = gold_set_version()
+    run_ids = selected_run_ids(version)
+    rows = fetch_rows_into_arrays(run_ids)  # warm the database's cache for both
+    assert len(rows) == JUDGES * ITEMS * REPEATS, len(rows)
+    fetch_times, report_times = [], []
+    for _ in range(TIMING_ROUNDS):
+        started = time.perf_counter()
+        fetch_rows_into_arrays(run_ids)
+        fetch_times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        report = build_report(gold_set_version=version, generation_cost_usd=0.0125, baseline="bench-judge-00")
+        report_times.append(time.perf_counter() - started)
+    assert len(report["judges"]) == JUDGES and len(report["pairs"]) == JUDGES * (JUDGES - 1) // 2
+    return {"fetch_seconds": statistics.median(fetch_times), "report_seconds": statistics.median(report_times)}
+
+
+def phase_memory() -> dict:
+    """Build the report once in a fresh process; return its peak resident memory."""
+    import resource
+
+    django_setup()
+    from judges.report import build_report
+
+    version = gold_set_version()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    build_report(gold_set_version=version, generation_cost_usd=0.0125)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"peak_rss_mb": peak, "rss_before_report_mb": before}
+
+
+PHASES = {"fill": phase_fill, "time": phase_time, "memory": phase_memory}
+
+
+# --- parent: one database at a time --------------------------------------------------------
+
+
+def run_phase(phase: str, database_url: str) -> dict:
+    env = dict(os.environ, DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="config.settings", LOG_LEVEL="WARNING")
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.bench.bench_report", "--phase", phase],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench phase {phase} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(backend: str, database_url: str) -> list[dict]:
+    filled = run_phase("fill", database_url)
+    timed = run_phase("time", database_url)
+    memory = run_phase("memory", database_url)
+    ratio = timed["report_seconds"] / timed["fetch_seconds"]
+    prefix = f"report_1m_verdicts_{backend}"
+    return [
+        {"name": f"{prefix}_vs_fetch_ratio", "value": round(ratio, 3), "unit": "x", "target_op": "<=", "target": 1.5},
+        {"name": f"{prefix}_peak_rss", "value": round(memory["peak_rss_mb"], 1), "unit": "MB", "target_op": "<",
+         "target": 400},  # fmt: skip
+        {"name": f"{prefix}_seconds", "value": round(timed["report_seconds"], 3), "unit": "s", "target_op": "info",
+         "target": None},  # fmt: skip
+        {"name": f"fetch_1m_verdicts_{backend}_seconds", "value": round(timed["fetch_seconds"], 3), "unit": "s",
+         "target_op": "info", "target": None},  # fmt: skip
+        {"name": f"fill_1m_verdicts_{backend}_seconds", "value": round(filled["fill_seconds"], 1), "unit": "s",
+         "target_op": "info", "target": None},  # fmt: skip
+    ]
+
+
+def postgres_reachable() -> bool:
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_ADMIN_DSN, connect_timeout=3) as conn:
+            conn.execute("SELECT 1")
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not available"
+        return False
+
+
+def recreate_postgres_database(drop_only: bool = False) -> str:
+    import psycopg
+
+    with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {PG_DATABASE}")
+        if not drop_only:
+            conn.execute(f"CREATE DATABASE {PG_DATABASE}")
+    return PG_ADMIN_DSN.rsplit("/", 1)[0] + f"/{PG_DATABASE}"
+
+
+def run() -> list[dict]:
+    """Measure on SQLite, then on PostgreSQL if reachable; return the benchmark records."""
+    results = []
+    with tempfile.TemporaryDirectory(prefix="metrics-bench-") as folder:
+        results += measure("sqlite", f"sqlite:///{folder}/bench.sqlite3")
+    if postgres_reachable():
+        try:
+            results += measure("postgresql", recreate_postgres_database())
+        finally:
+            recreate_postgres_database(drop_only=True)
+    return results
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--phase":
+        sys.path.insert(0, str(ROOT))
+        print(json.dumps(PHASES[sys.argv[2]]()))
+    else:
+        for record in run():
+            print(json.dumps(record))
