@@ -1,8 +1,10 @@
 """Load a gold-set version's verdicts into arrays and build the calibration report from them.
 
 This is the one implementation behind the dashboard, `judge_report` and the JSON download.
-Loading takes one query per table (gold items, runs, judge versions, verdicts); every
-number is then computed by `judges.metrics` on the arrays.
+Loading takes one query per table (gold items, runs, judge versions) and two on verdicts:
+one row of three numbers per verdict, and one per-judge sum of costs done by the database
+(costs are Decimals; summing them in SQL spares a million Decimal objects). Every number is
+then computed by `judges.metrics` on the arrays.
 """
 
 from __future__ import annotations
@@ -12,12 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connection
+from django.db.models import Count, Sum
 
 from judges import metrics
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
 from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
-
-VERDICT_COLUMNS = 5  # judge_version_id, query_id, decision code, cost, latency
 
 
 @dataclass(frozen=True)
@@ -101,27 +102,48 @@ def load_gold_items(gold_set_version: GoldSetVersion):
     return query_ids, external_ids, is_wrong, error_class
 
 
-def fetch_verdict_rows(run_ids: list[int]) -> np.ndarray:
-    """Fetch (judge version, query, decision code, cost, latency) of the runs' verdicts.
+def fetch_columns(sql: str, params, dtypes, chunk_rows: int = 100_000) -> list[np.ndarray]:
+    """Run one SELECT and return its columns as numpy arrays, converting chunk by chunk.
 
-    One SELECT; decisions become codes and costs floats in SQL, so the driver builds no
-    strings or Decimals per row. Returns a float64 array of shape (rows, 5).
+    Chunks keep peak memory to one chunk of Python row objects instead of all of them.
+    """
+    parts = [[] for _ in dtypes]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        while rows := cursor.fetchmany(chunk_rows):
+            for part, column, dtype in zip(parts, zip(*rows, strict=True), dtypes, strict=True):
+                part.append(np.fromiter(column, dtype=dtype, count=len(rows)))
+    return [np.concatenate(part) if part else np.empty(0, dtype) for part, dtype in zip(parts, dtypes, strict=True)]
+
+
+def fetch_verdict_rows(run_ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Fetch (query id, judge version id, decision code, latency) of the runs' verdicts.
+
+    One SELECT of three numbers per verdict: the decision is coded and packed with the judge
+    version id in SQL (id × 4 + code), so the driver builds no strings per row.
     """
     if not run_ids:
-        return np.empty((0, VERDICT_COLUMNS))
-    table = Verdict._meta.db_table
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
     placeholders = ", ".join(["%s"] * len(run_ids))
     sql = (
-        f"SELECT judge_version_id, query_id, "
+        f"SELECT query_id, judge_version_id * 4 + "
         f"CASE decision WHEN 'accept' THEN {metrics.ACCEPT} WHEN 'reject' THEN {metrics.REJECT} "
-        f"ELSE {metrics.ERROR} END, CAST(cost_usd AS DOUBLE PRECISION), latency_ms "
-        f"FROM {table} WHERE run_id IN ({placeholders})"
+        f"ELSE {metrics.ERROR} END, latency_ms "
+        f"FROM {Verdict._meta.db_table} WHERE run_id IN ({placeholders})"
     )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, run_ids)
-        rows = cursor.fetchall()
-    flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.float64, count=len(rows) * VERDICT_COLUMNS)
-    return flat.reshape(-1, VERDICT_COLUMNS)
+    query_ids, packed, latency = fetch_columns(sql, run_ids, (np.int64, np.int64, np.float64))
+    return query_ids, packed // 4, packed % 4, latency
+
+
+def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float]]:
+    """Return {judge version id: (verdicts, total cost)} over the runs, summed by the database."""
+    rows = (
+        Verdict.objects.filter(run_id__in=run_ids)
+        .values_list("judge_version_id")
+        .annotate(verdicts=Count("id"), cost=Sum("cost_usd"))
+        .order_by()
+    )
+    return {judge_version_id: (verdicts, float(cost or 0)) for judge_version_id, verdicts, cost in rows}
 
 
 def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:
@@ -137,24 +159,21 @@ def load_calibration(*, gold_set_version: GoldSetVersion, run_ids=None) -> Calib
     """Load labels and verdicts of a gold-set version into arrays (one query per table)."""
     runs = selected_run_ids(gold_set_version, run_ids)
     query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version)
-    rows = fetch_verdict_rows(runs)
-    judge_of_row = rows[:, 0].astype(np.int64)
-    query_of_row = rows[:, 1].astype(np.int64)
+    query_of_row, judge_of_row, decision_of_row, latency_of_row = fetch_verdict_rows(runs)
     item_of_row = np.searchsorted(query_ids, query_of_row)
     in_version = item_of_row < len(query_ids)
     in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]
     judges = load_judge_columns(np.unique(judge_of_row[in_version]))
     column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row[in_version])
     item_of_row = item_of_row[in_version]
-    rows = rows[in_version]
+    latency_of_row = latency_of_row[in_version]
     n_items, n_judges = len(query_ids), len(judges)
-    counts = metrics.counts_from_rows(item_of_row, column_of_row, rows[:, 2], n_items, n_judges)
-    verdicts = np.bincount(column_of_row, minlength=n_judges) if n_judges else np.zeros(0, dtype=np.int64)
-    cost_sum = (
-        np.bincount(column_of_row, weights=rows[:, 3], minlength=n_judges) if n_judges else np.zeros(0, dtype=float)
-    )
-    latencies = split_by_column(rows[:, 4], column_of_row, n_judges)
-    item_latency = mean_latency_per_cell(item_of_row, column_of_row, rows[:, 4], n_items, n_judges)
+    counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row[in_version], n_items, n_judges)
+    costs = fetch_verdict_costs(runs)
+    verdicts = np.array([costs.get(judge.id, (0, 0.0))[0] for judge in judges], dtype=np.int64)
+    cost_sum = np.array([costs.get(judge.id, (0, 0.0))[1] for judge in judges], dtype=np.float64)
+    latencies = split_by_column(latency_of_row, column_of_row, n_judges)
+    item_latency = mean_latency_per_cell(item_of_row, column_of_row, latency_of_row, n_items, n_judges)
     return CalibrationData(
         gold_set_version=gold_set_version,
         run_ids=runs,
