@@ -111,7 +111,9 @@ def fill_database() -> None:
                          "0.07200000", float(latency[i]), "", "{}", "{}", now)
                     )  # fmt: skip
             insert_rows(Verdict._meta.db_table, verdict_columns, rows)
-    assert connection.vendor in {"sqlite", "postgresql"}
+    # Fresh planner statistics, as autovacuum would leave them after a load this size.
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
 
 
 def insert_rows(table: str, columns: str, rows: list[tuple]) -> None:
@@ -216,36 +218,28 @@ def measure(backend: str, database_url: str) -> list[dict]:
     timed = run_phase("time", database_url)
     memory = run_phase("memory", database_url)
     ratio = timed["report_seconds"] / timed["fetch_seconds"]
+    print(
+        f"{backend}: filled in {filled['fill_seconds']:.0f}s; fetch {timed['fetch_seconds']:.2f}s, "
+        f"report {timed['report_seconds']:.2f}s (medians of {TIMING_ROUNDS})",
+        file=sys.stderr,
+    )
     prefix = f"report_1m_verdicts_{backend}"
     return [
         {"name": f"{prefix}_vs_fetch_ratio", "value": round(ratio, 3), "unit": "x", "target_op": "<=", "target": 1.5},
+        # The same target in seconds: at most 1.5 × this run's fetch time.
+        {
+            "name": f"{prefix}_seconds",
+            "value": round(timed["report_seconds"], 3),
+            "unit": "s",
+            "target_op": "<=",
+            "target": round(1.5 * timed["fetch_seconds"], 3),
+        },  # fmt: skip
         {
             "name": f"{prefix}_peak_rss",
             "value": round(memory["peak_rss_mb"], 1),
             "unit": "MB",
             "target_op": "<",
             "target": 400,
-        },  # fmt: skip
-        {
-            "name": f"{prefix}_seconds",
-            "value": round(timed["report_seconds"], 3),
-            "unit": "s",
-            "target_op": "info",
-            "target": None,
-        },  # fmt: skip
-        {
-            "name": f"fetch_1m_verdicts_{backend}_seconds",
-            "value": round(timed["fetch_seconds"], 3),
-            "unit": "s",
-            "target_op": "info",
-            "target": None,
-        },  # fmt: skip
-        {
-            "name": f"fill_1m_verdicts_{backend}_seconds",
-            "value": round(filled["fill_seconds"], 1),
-            "unit": "s",
-            "target_op": "info",
-            "target": None,
         },  # fmt: skip
     ]
 
