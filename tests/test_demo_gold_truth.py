@@ -6,6 +6,7 @@ fails with an unknown table or column. The same truths hold on SQLite and Postgr
 each correct or reference query returns the same rows on both.
 """
 
+import importlib.util
 import json
 from collections import Counter
 from pathlib import Path
@@ -84,6 +85,13 @@ def postgres_results():
 def gold_results(request):
     """The gold set's results on each engine in turn."""
     return request.getfixturevalue(f"{request.param}_results")
+
+
+def test_the_committed_gold_file_is_exactly_what_its_generator_writes():
+    spec = importlib.util.spec_from_file_location("build_demo_gold", GOLD_FILE.with_name("build_demo_gold.py"))
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    assert generator.gold_items() == ITEMS
 
 
 def test_gold_item_ids_are_unique():
