@@ -2,7 +2,7 @@
 
 This is the one implementation behind the dashboard, `judge_report` and the JSON download.
 Loading takes one query per table (gold items, runs, judge versions) and two on verdicts:
-one row of three numbers per verdict, and one per-judge sum of costs done by the database
+one row of two numbers per verdict, and one per-judge sum of costs done by the database
 (costs are Decimals; summing them in SQL spares a million Decimal objects). Every number is
 then computed by `judges.metrics` on the arrays.
 """
@@ -116,23 +116,41 @@ def fetch_columns(sql: str, params, dtypes, chunk_rows: int = 100_000) -> list[n
     return [np.concatenate(part) if part else np.empty(0, dtype) for part, dtype in zip(parts, dtypes, strict=True)]
 
 
-def fetch_verdict_rows(run_ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+DECISION_SQL = (
+    f"CASE decision WHEN 'accept' THEN {metrics.ACCEPT} WHEN 'reject' THEN {metrics.REJECT} ELSE {metrics.ERROR} END"
+)
+# Packing (query, judge version, decision) into one int64 needs query id × span < 2**63.
+MAX_PACKING_SPAN = 2**24
+
+
+def fetch_verdict_rows(run_ids: list[int], max_judge_version_id: int) -> tuple[np.ndarray, ...]:
     """Fetch (query id, judge version id, decision code, latency) of the runs' verdicts.
 
-    One SELECT of three numbers per verdict: the decision is coded and packed with the judge
-    version id in SQL (id × 4 + code), so the driver builds no strings per row.
+    One SELECT of two numbers per verdict: SQL packs query id, judge version id and a
+    decision code into one integer (query × span + judge × 4 + code), so the driver builds
+    two Python objects per row instead of four and no strings. Judge version ids too large
+    to pack fall back to three columns.
     """
     if not run_ids:
         return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
     placeholders = ", ".join(["%s"] * len(run_ids))
-    sql = (
-        f"SELECT query_id, judge_version_id * 4 + "
-        f"CASE decision WHEN 'accept' THEN {metrics.ACCEPT} WHEN 'reject' THEN {metrics.REJECT} "
-        f"ELSE {metrics.ERROR} END, latency_ms "
-        f"FROM {Verdict._meta.db_table} WHERE run_id IN ({placeholders})"
-    )
-    query_ids, packed, latency = fetch_columns(sql, run_ids, (np.int64, np.int64, np.float64))
-    return query_ids, packed // 4, packed % 4, latency
+    span = 1 << int(max_judge_version_id * 4 + 3).bit_length()
+    table = Verdict._meta.db_table
+    if span <= MAX_PACKING_SPAN:
+        sql = (
+            f"SELECT query_id * {span} + judge_version_id * 4 + {DECISION_SQL}, latency_ms "
+            f"FROM {table} WHERE run_id IN ({placeholders})"
+        )
+        packed, latency = fetch_columns(sql, run_ids, (np.int64, np.float64))
+        query_ids, judge_and_code = np.divmod(packed, span)
+    else:
+        sql = (
+            f"SELECT query_id, judge_version_id * 4 + {DECISION_SQL}, latency_ms "
+            f"FROM {table} WHERE run_id IN ({placeholders})"
+        )
+        query_ids, judge_and_code, latency = fetch_columns(sql, run_ids, (np.int64, np.int64, np.float64))
+    judge_ids, codes = np.divmod(judge_and_code, 4)
+    return query_ids, judge_ids, codes, latency
 
 
 def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float]]:
@@ -159,7 +177,8 @@ def load_calibration(*, gold_set_version: GoldSetVersion, run_ids=None) -> Calib
     """Load labels and verdicts of a gold-set version into arrays (one query per table)."""
     runs = selected_run_ids(gold_set_version, run_ids)
     query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version)
-    query_of_row, judge_of_row, decision_of_row, latency_of_row = fetch_verdict_rows(runs)
+    costs = fetch_verdict_costs(runs)
+    query_of_row, judge_of_row, decision_of_row, latency_of_row = fetch_verdict_rows(runs, max(costs, default=0))
     item_of_row = np.searchsorted(query_ids, query_of_row)
     in_version = item_of_row < len(query_ids)
     in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]
@@ -169,7 +188,6 @@ def load_calibration(*, gold_set_version: GoldSetVersion, run_ids=None) -> Calib
     latency_of_row = latency_of_row[in_version]
     n_items, n_judges = len(query_ids), len(judges)
     counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row[in_version], n_items, n_judges)
-    costs = fetch_verdict_costs(runs)
     verdicts = np.array([costs.get(judge.id, (0, 0.0))[0] for judge in judges], dtype=np.int64)
     cost_sum = np.array([costs.get(judge.id, (0, 0.0))[1] for judge in judges], dtype=np.float64)
     latencies = split_by_column(latency_of_row, column_of_row, n_judges)
