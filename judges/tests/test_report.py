@@ -128,7 +128,7 @@ def test_packed_and_unpacked_verdict_fetches_agree(small_calibration):
     from judges import report as report_module
 
     runs = report_module.selected_run_ids(small_calibration)
-    packed = report_module.fetch_verdict_rows(runs, max_judge_version_id=10)
+    packed = report_module.fetch_verdict_rows(runs, max_judge_version_id=max(report_module.fetch_verdict_costs(runs)))
     unpacked = report_module.fetch_verdict_rows(runs, max_judge_version_id=2**23)
     order_packed, order_unpacked = np.lexsort(packed[:3]), np.lexsort(unpacked[:3])
     for left, right in zip(packed, unpacked, strict=True):
