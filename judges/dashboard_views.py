@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 
 from config.roles import ML_ENGINEER, role_required
 from judges import metrics
@@ -76,7 +77,8 @@ def dashboard_index(request):
     )
     if latest is None:
         return render(request, "judges/dashboard_empty.html", {"versions": []})
-    return redirect("judges:dashboard", version_id=latest.gold_set_version_id)
+    target = reverse("judges:dashboard", kwargs={"version_id": latest.gold_set_version_id})
+    return redirect(f"{target}?{request.GET.urlencode()}" if request.GET else target)
 
 
 @role_required(ML_ENGINEER)
@@ -347,7 +349,7 @@ def error_class_chart(report: dict) -> dict:
     """Return a grouped bar chart: per error class, one bar per judge with its 95% whiskers."""
     classes = sorted({slug for judge in report["judges"] for slug in judge["catch_rate_by_error_class"]})
     n = max(len(report["judges"]), 1)
-    group_width = max(60, 14 * n + 20)
+    group_width = max(110, 14 * n + 20)
     bar = (group_width - 20) / n
     bottom, top, left = CHART_HEIGHT - MARGIN, 20, MARGIN + 10
     groups = []

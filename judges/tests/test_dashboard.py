@@ -64,6 +64,11 @@ def test_index_opens_the_version_with_the_latest_completed_run(client_for, versi
     assert response["Location"] == reverse("judges:dashboard", args=[version.pk])
 
 
+def test_index_keeps_the_chosen_options(client_for, version):
+    response = client_for("ml_engineer").get(reverse("judges:dashboard-index"), {"fr_ceiling": "0.15"})
+    assert response["Location"] == reverse("judges:dashboard", args=[version.pk]) + "?fr_ceiling=0.15"
+
+
 def test_index_without_runs_explains_how_to_start(client_for):
     response = client_for("ml_engineer").get(reverse("judges:dashboard-index"))
     assert response.status_code == 200
