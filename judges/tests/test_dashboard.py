@@ -144,3 +144,14 @@ def test_item_outside_the_version_is_not_found(client_for, version):
     query_id = other.items.first().query_id
     response = client_for("ml_engineer").get(reverse("judges:dashboard-item", args=[version.pk, query_id]))
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize("rule", ["majority", "k_of_n", "stacked"])
+def test_ensemble_explorer_scores_every_rule(client_for, version, rule):
+    ids = list(version.calibration_runs.first().judge_versions.values_list("pk", flat=True))
+    url = reverse("judges:dashboard-ensemble", args=[version.pk])
+    response = client_for("ml_engineer").get(url, {"judge": ids, "rule": rule, "k": "2"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f'<span class="badge">{rule}</span>' in html
+    assert 'class="error"' not in html
