@@ -165,6 +165,9 @@ def parse_error_message(error: ParseError) -> str:
         first = error.errors[0]
         description = re.sub(r"\x1b\[[0-9;]*m", "", str(first.get("description", "")))
         description = description.split(". Line ")[0]
+        incomplete = re.match(r"Required keyword: '\w+' missing for <class '[\w.]+\.(\w+)'>", description)
+        if incomplete:
+            description = f"incomplete {incomplete.group(1).upper()} clause"
         return f"parse error at line {first.get('line')}, column {first.get('col')}: {description}"
     return f"parse error: {str(error).splitlines()[0]}"
 

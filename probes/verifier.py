@@ -197,7 +197,7 @@ def _select_aliases(scope: Scope) -> set[str]:
             left = left.left
         expression = left
     if isinstance(expression, exp.Select):
-        return {name.lower() for name in expression.named_selects}
+        return {e.alias.lower() for e in expression.expressions if isinstance(e, exp.Alias)}
     return set()
 
 
@@ -476,7 +476,7 @@ def _explain(sql: str, tree: exp.Expression, warehouse: Warehouse, rules: dict, 
     from probes.execution import execute_guarded
 
     dialect = warehouse.dialect
-    body = tree.sql(dialect=sqlglot_dialect(dialect)) if dialect == "sqlite" else sql.strip().rstrip(";")
+    body = sql.strip().rstrip(";")
     prefix = "EXPLAIN (FORMAT JSON) " if dialect == "postgres" else "EXPLAIN QUERY PLAN "
     from django.conf import settings
 
