@@ -182,3 +182,29 @@ def load_sqlite(db: str, directory: Path) -> SqliteLoad:
     conn.commit()
     conn.close()
     return SqliteLoad(f"sqlite:///{path.resolve()}", len(statements), failed)
+
+
+def false_reject_report(results: list) -> dict:
+    """Summarise verifier results on correct queries: every rejection is a false reject.
+
+    Counts each rule that fired on a query (a query may fail several rules), and the share
+    of queries rejected overall and without the LIMIT rule.
+    """
+    total = len(results)
+    by_rule: dict[str, int] = {}
+    rejected = rejected_without_limit = 0
+    for result in results:
+        rules = result.rules_failed
+        for rule in rules:
+            by_rule[rule] = by_rule.get(rule, 0) + 1
+        rejected += bool(rules)
+        rejected_without_limit += bool([r for r in rules if r != "require_limit"])
+    rate = (lambda n: n / total if total else 0.0)
+    return {
+        "queries": total,
+        "rejected": rejected,
+        "false_reject_rate": rate(rejected),
+        "false_reject_rate_without_require_limit": rate(rejected_without_limit),
+        "by_rule": dict(sorted(by_rule.items())),
+        "rate_by_rule": {rule: rate(count) for rule, count in sorted(by_rule.items())},
+    }

@@ -124,20 +124,14 @@ class CatalogueIndex:
         return [info.name for info in self.tables.values()]
 
 
-_INDEX_CACHE: dict[tuple, CatalogueIndex] = {}
-
-
 def catalogue_index(catalogue: Catalogue | dict) -> CatalogueIndex:
+    """Index a catalogue once per loaded instance (kept on the instance, never shared by pk)."""
     if isinstance(catalogue, dict):
         return CatalogueIndex(catalogue)
-    key = (catalogue.pk, catalogue.version)
-    index = _INDEX_CACHE.get(key)
-    if index is None or catalogue.pk is None:
+    index = getattr(catalogue, "_docket_index", None)
+    if index is None:
         index = CatalogueIndex(catalogue.snapshot)
-        if catalogue.pk is not None:
-            if len(_INDEX_CACHE) > 64:
-                _INDEX_CACHE.clear()
-            _INDEX_CACHE[key] = index
+        catalogue._docket_index = index
     return index
 
 
