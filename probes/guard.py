@@ -149,14 +149,18 @@ def function_is_denied(name: str) -> bool:
     return lowered in DENIED_FUNCTIONS or lowered.startswith(DENIED_PREFIXES)
 
 
-def _function_names(tree: exp.Expression):
-    """Yield the name of every function call in the tree (`FROM f(...)` table functions too)."""
-    for node in tree.walk():
-        if isinstance(node, exp.Anonymous):
-            yield node.name
-        elif isinstance(node, exp.Func):
-            yield node.sql_name()
-            yield type(node).__name__
+FORBIDDEN_TYPES = tuple(node_type for node_type, _ in FORBIDDEN_NODES)
+
+
+def _forbidden_label(node: exp.Expression) -> str:
+    for node_type, label in FORBIDDEN_NODES:
+        if isinstance(node, node_type):
+            return label
+    return type(node).__name__.upper()
+
+
+def _function_name(node: exp.Func) -> str:
+    return node.name if isinstance(node, exp.Anonymous) else node.sql_name()
 
 
 def parse_error_message(error: ParseError) -> str:
@@ -183,13 +187,14 @@ def guard_tree(tree: exp.Expression) -> GuardResult:
         isinstance(tree, exp.Subquery) and not isinstance(tree.unnest(), exp.Query)
     ):
         return GuardResult(False, f"only a query may run; this is {type(tree).__name__.upper()}")
+    # One walk over the tree: forbidden statements and clauses, then denied functions.
     for node in tree.walk():
-        for node_type, label in FORBIDDEN_NODES:
-            if isinstance(node, node_type):
-                return GuardResult(False, f"{label} is not allowed in a read-only probe")
-    for name in _function_names(tree):
-        if function_is_denied(name):
-            return GuardResult(False, f"function {name.lower()}() is not allowed")
+        if isinstance(node, FORBIDDEN_TYPES):
+            return GuardResult(False, f"{_forbidden_label(node)} is not allowed in a read-only probe")
+        if isinstance(node, exp.Func):
+            name = _function_name(node)
+            if function_is_denied(name) or function_is_denied(type(node).__name__):
+                return GuardResult(False, f"function {name.lower()}() is not allowed")
     return ALLOWED
 
 

@@ -160,17 +160,23 @@ def _scope_outputs(scope: Scope) -> set[str] | None:
     return {name.lower() for name in expression.named_selects}
 
 
-def _alias_columns(scope: Scope, alias: str) -> set[str] | None:
-    """Columns declared in `AS alias(a, b)` for a source of this scope, if any."""
-    for node in scope.expression.find_all(exp.TableAlias):
-        if node.name.lower() == alias.lower() and node.columns:
-            return {c.name.lower() for c in node.columns}
+def _declared_columns(source) -> set[str] | None:
+    """Columns declared in `AS alias(a, b)` (or `WITH name(a, b)`) for this source, if any."""
+    if isinstance(source, exp.Table):
+        node = source
+    elif isinstance(source, Scope):
+        node = source.expression.parent
+    else:
+        return None
+    alias = node.args.get("alias") if node is not None else None
+    if isinstance(alias, exp.TableAlias) and alias.columns:
+        return {c.name.lower() for c in alias.columns}
     return None
 
 
 def _source_columns(scope: Scope, alias: str, source, index: CatalogueIndex):
     """Return (label, set of columns or None if unknowable, TableInfo or None)."""
-    declared = _alias_columns(scope, alias)
+    declared = _declared_columns(source)
     if declared is not None:
         return alias, declared, None
     if isinstance(source, exp.Table):
