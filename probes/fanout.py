@@ -59,21 +59,61 @@ def _owner_alias(column: exp.Column, scope: Scope, index: CatalogueIndex) -> str
     return None
 
 
-def _measure_aliases(select: exp.Select, scope: Scope, index: CatalogueIndex) -> list[str]:
-    """Aliases whose columns are summed, averaged or counted (not DISTINCT) in the projection."""
-    aliases: list[str] = []
+def _driving_alias(select: exp.Select) -> str | None:
+    source = select.args.get("from_") or select.args.get("from")
+    return source.this.alias_or_name if source is not None else None
+
+
+def _value_columns(argument: exp.Expression):
+    """Columns whose values are aggregated: not those only tested in a condition (CASE WHEN ...)."""
+    for column in argument.find_all(exp.Column):
+        if not isinstance(column.find_ancestor(exp.Predicate, exp.AggFunc), exp.Predicate):
+            yield column
+
+
+def _groups_by_key_of(select: exp.Select, scope: Scope, alias: str, index: CatalogueIndex) -> bool:
+    """True when GROUP BY holds a whole key of the alias's table: COUNT(*) then counts its children."""
+    group = select.args.get("group")
+    info = _table_info(scope, alias, index)
+    if group is None or info is None:
+        return False
+    grouped = {
+        column.name.lower()
+        for expression in group.expressions
+        for column in expression.find_all(exp.Column)
+        if _owner_alias(column, scope, index) == alias
+    }
+    return any(key and key <= grouped for key in info.keys)
+
+
+def _measures(select: exp.Select, scope: Scope, index: CatalogueIndex) -> list[set[str]]:
+    """One set of aliases per aggregate that repeated rows would change (SUM, AVG, COUNT).
+
+    COUNT(*) counts rows of the driving (FROM) table; COUNT(DISTINCT ...), MIN and MAX are
+    immune to repeated rows and are skipped.
+    """
+    measures: list[set[str]] = []
     for projection in [*select.expressions, select.args.get("having")]:
         if projection is None:
             continue
         for agg in projection.find_all(*MEASURE_TYPES):
             argument = agg.this
-            if isinstance(argument, exp.Distinct) or argument is None or isinstance(argument, exp.Star):
+            if isinstance(argument, exp.Distinct) or argument is None:
                 continue
-            for column in argument.find_all(exp.Column):
+            if isinstance(argument, exp.Star):
+                driving = _driving_alias(select)
+                if driving and _table_info(scope, driving, index) is not None:
+                    if not _groups_by_key_of(select, scope, driving, index):
+                        measures.append({driving})
+                continue
+            aliases = set()
+            for column in _value_columns(argument):
                 alias = _owner_alias(column, scope, index)
-                if alias and alias not in aliases and _table_info(scope, alias, index) is not None:
-                    aliases.append(alias)
-    return aliases
+                if alias and _table_info(scope, alias, index) is not None:
+                    aliases.add(alias)
+            if aliases:
+                measures.append(aliases)
+    return measures
 
 
 def _join_edges(select: exp.Select, scope: Scope, index: CatalogueIndex) -> dict[tuple[str, str], dict]:
@@ -134,30 +174,43 @@ def _unique_on(scope: Scope, alias: str, columns: set[str], index: CatalogueInde
     return True
 
 
+def _fanning_tables(scope, edges, start: str, index: CatalogueIndex) -> list[str]:
+    """Aliases reached from `start` through a step onto a non-unique key (they repeat its rows)."""
+    visited, queue, fanning = {start}, deque([start]), []
+    while queue:
+        current = queue.popleft()
+        for (a, b), columns in edges.items():
+            if current not in (a, b):
+                continue
+            other = b if current == a else a
+            if other in visited:
+                continue
+            visited.add(other)
+            queue.append(other)
+            if not _unique_on(scope, other, columns[other], index):
+                fanning.append(other)
+    return fanning
+
+
 def _find_fanout(scope: Scope, index: CatalogueIndex) -> Fanout | None:
     select = scope.expression
     if not isinstance(select, exp.Select) or not select.args.get("joins"):
         return None
-    measures = _measure_aliases(select, scope, index)
+    measures = _measures(select, scope, index)
     if not measures:
         return None
     edges = _join_edges(select, scope, index)
-    for grain_alias in measures:
-        visited, queue = {grain_alias}, deque([grain_alias])
-        while queue:
-            current = queue.popleft()
-            for (a, b), columns in edges.items():
-                if current not in (a, b):
-                    continue
-                other = b if current == a else a
-                if other in visited:
-                    continue
-                if not _unique_on(scope, other, columns[other], index):
-                    source = scope.sources.get(other)
-                    label = source.name if isinstance(source, exp.Table) else other
-                    return Fanout(scope, grain_alias, _table_info(scope, grain_alias, index), other, label)
-                visited.add(other)
-                queue.append(other)
+    for aliases in measures:
+        for grain_alias in sorted(aliases):
+            fanning = _fanning_tables(scope, edges, grain_alias, index)
+            # `SUM(oi.quantity * p.list_price)` is meant at the items' grain: a table of the
+            # same aggregate on the many side says the measure is at that finer grain.
+            if not fanning or set(fanning) & aliases:
+                continue
+            other = fanning[0]
+            source = scope.sources.get(other)
+            label = source.name if isinstance(source, exp.Table) else other
+            return Fanout(scope, grain_alias, _table_info(scope, grain_alias, index), other, label)
     return None
 
 

@@ -91,19 +91,20 @@ def test_a_cross_join_with_a_single_row_aggregate_is_allowed(shop_sqlite):
 
 
 def test_timeout_class_no_limit_on_a_non_aggregate_query(shop_sqlite):
-    result = check(shop_sqlite, "SELECT * FROM orders")
+    result = check(shop_sqlite, "SELECT * FROM orders", require_limit=True)
     assert result.failure_class == "timeout"
     assert result.message == "no LIMIT on a non-aggregate query; add a LIMIT"
-    assert check(shop_sqlite, "SELECT status, COUNT(*) FROM orders GROUP BY status").passed
+    assert check(shop_sqlite, "SELECT status, COUNT(*) FROM orders GROUP BY status", require_limit=True).passed
 
 
-def test_the_limit_rule_is_configured_per_warehouse(shop_sqlite):
-    shop_sqlite.verifier_rules = {"require_limit": False}
+def test_the_limit_rule_is_off_unless_the_warehouse_opts_in(shop_sqlite):
+    assert check(shop_sqlite, "SELECT * FROM orders").passed
+    shop_sqlite.verifier_rules = {"require_limit": True}
     shop_sqlite.save()
     warehouse = Warehouse.objects.get(pk=shop_sqlite.pk)
     result = check(warehouse, "SELECT * FROM orders")
-    assert result.passed
-    assert result.rules["require_limit"] is False
+    assert result.message == "no LIMIT on a non-aggregate query; add a LIMIT"
+    assert result.rules["require_limit"] is True
 
 
 def test_timeout_class_unbounded_scan_above_the_threshold(shop_sqlite):
@@ -140,7 +141,7 @@ def test_postgres_explain_finds_an_unknown_function_and_a_cross_join(shop_postgr
 
 
 def test_postgres_explain_estimates_an_unbounded_scan(shop_postgres):
-    result = check(shop_postgres, "SELECT * FROM order_items WHERE quantity > 0", max_scan_rows=2, require_limit=False)
+    result = check(shop_postgres, "SELECT * FROM order_items WHERE quantity > 0", max_scan_rows=2)
     assert result.failure_class == "timeout"
     assert result.message == "the plan estimates 5 rows with no LIMIT; add a LIMIT or a filter"
 

@@ -39,7 +39,7 @@ def test_the_catalogue_page_shows_tables_keys_and_rules(client_for, shop_sqlite)
     assert "Catalogue v1" in html
     assert "order_items" in html and "~5 rows" in html
     assert "FK (customer_id) → customers (customer_id)" in html
-    assert "<code>require_limit</code>: True" in html
+    assert "<code>require_limit</code>: False" in html
 
 
 def test_an_unknown_warehouse_is_404(client_for, db):
