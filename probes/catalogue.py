@@ -121,9 +121,7 @@ def introspect_postgres(dsn: str, role: str = "") -> dict:
                 entry = tables.get(_pg_name(schema, table))
                 if entry is not None:
                     entry["columns"].append({"name": column, "type": data_type, "nullable": bool(nullable)})
-            for schema, table, kind, cols, ref_schema, ref_table, ref_cols in cursor.execute(
-                PG_CONSTRAINTS
-            ).fetchall():
+            for schema, table, kind, cols, ref_schema, ref_table, ref_cols in cursor.execute(PG_CONSTRAINTS).fetchall():
                 entry = tables.get(_pg_name(schema, table))
                 if entry is None:
                     continue
@@ -133,7 +131,11 @@ def introspect_postgres(dsn: str, role: str = "") -> dict:
                     entry["unique"].append(list(cols))
                 else:
                     entry["foreign_keys"].append(
-                        {"columns": list(cols), "ref_table": _pg_name(ref_schema, ref_table), "ref_columns": list(ref_cols)}
+                        {
+                            "columns": list(cols),
+                            "ref_table": _pg_name(ref_schema, ref_table),
+                            "ref_columns": list(ref_cols),
+                        }
                     )
             for schema, table, cols in cursor.execute(PG_UNIQUE_INDEXES).fetchall():
                 entry = tables.get(_pg_name(schema, table))

@@ -31,7 +31,11 @@ DATABASES = (
     "scholar",
     "yelp",
 )
-POSTGRES_QUESTION_FILES = ("questions_gen_postgres.csv", "instruct_basic_postgres.csv", "instruct_advanced_postgres.csv")
+POSTGRES_QUESTION_FILES = (
+    "questions_gen_postgres.csv",
+    "instruct_basic_postgres.csv",
+    "instruct_advanced_postgres.csv",
+)
 SQLITE_QUESTION_FILES = ("questions_gen_sqlite.csv",)
 
 
@@ -199,7 +203,10 @@ def false_reject_report(results: list) -> dict:
             by_rule[rule] = by_rule.get(rule, 0) + 1
         rejected += bool(rules)
         rejected_without_limit += bool([r for r in rules if r != "require_limit"])
-    rate = (lambda n: n / total if total else 0.0)
+
+    def rate(count: int) -> float:
+        return count / total if total else 0.0
+
     return {
         "queries": total,
         "rejected": rejected,

@@ -102,9 +102,9 @@ def _measures(select: exp.Select, scope: Scope, index: CatalogueIndex) -> list[s
                 continue
             if isinstance(argument, exp.Star):
                 driving = _driving_alias(select)
-                if driving and _table_info(scope, driving, index) is not None:
-                    if not _groups_by_key_of(select, scope, driving, index):
-                        measures.append({driving})
+                counted = driving and _table_info(scope, driving, index) is not None
+                if counted and not _groups_by_key_of(select, scope, driving, index):
+                    measures.append({driving})
                 continue
             aliases = set()
             for column in _value_columns(argument):
@@ -321,7 +321,8 @@ def check_fanout(*, hypothesis: JoinFanoutHypothesis, warehouse: Warehouse, subj
             if total > distinct:
                 run.outcome = ProbeOutcome.CONFIRMED
                 run.message = (
-                    f"{hypothesis.join_table} fans out {hypothesis.grain_key}: {total} rows for {distinct} distinct keys"
+                    f"{hypothesis.join_table} fans out {hypothesis.grain_key}: "
+                    f"{total} rows for {distinct} distinct keys"
                 )
             else:
                 run.outcome = ProbeOutcome.REFUTED

@@ -345,6 +345,23 @@ def _is_single_row(source, index: CatalogueIndex) -> bool:
     return True  # VALUES, table functions and the like: assume small
 
 
+class _Components:
+    """Union-find over source aliases: which sources a predicate connects."""
+
+    def __init__(self, names):
+        self.parent = {name: name for name in names}
+
+    def find(self, name):
+        while self.parent[name] != name:
+            self.parent[name] = self.parent[self.parent[name]]
+            name = self.parent[name]
+        return name
+
+    def union(self, a, b):
+        if a in self.parent and b in self.parent:
+            self.parent[self.find(a)] = self.find(b)
+
+
 def _check_cross_joins(scopes, index: CatalogueIndex, findings: list[Finding]) -> None:
     for scope in scopes:
         select = scope.expression
@@ -353,17 +370,8 @@ def _check_cross_joins(scopes, index: CatalogueIndex, findings: list[Finding]) -
         aliases = list(scope.selected_sources)
         if len(aliases) < 2:
             continue
-        parent = {alias.lower(): alias.lower() for alias in aliases}
-
-        def find(a):
-            while parent[a] != a:
-                parent[a] = parent[parent[a]]
-                a = parent[a]
-            return a
-
-        def union(a, b):
-            if a in parent and b in parent:
-                parent[find(a)] = find(b)
+        components_of = _Components(alias.lower() for alias in aliases)
+        union, find, parent = components_of.union, components_of.find, components_of.parent
 
         order = [alias.lower() for alias in aliases]
         for join in select.args["joins"]:
@@ -377,9 +385,10 @@ def _check_cross_joins(scopes, index: CatalogueIndex, findings: list[Finding]) -
                 tables = [t for t in tables if t in parent]
                 for other in tables[1:]:
                     union(tables[0], other)
-            elif join.args.get("using") or join.args.get("method") or isinstance(join.this, exp.Lateral | exp.Unnest):
-                if joined in parent and order.index(joined) > 0:
-                    union(joined, order[order.index(joined) - 1])
+            elif (
+                join.args.get("using") or join.args.get("method") or isinstance(join.this, exp.Lateral | exp.Unnest)
+            ) and (joined in parent and order.index(joined) > 0):
+                union(joined, order[order.index(joined) - 1])
         where = select.args.get("where")
         if where is not None:
             for predicate in where.find_all(exp.EQ, exp.NullSafeEQ, exp.In, exp.GT, exp.LT, exp.GTE, exp.LTE):

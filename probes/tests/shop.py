@@ -57,7 +57,12 @@ def rows(orders: int = 4, seed: int = 7) -> dict[str, list[tuple]]:
             (104, 13, "cap", 1, 7),
         ],
         # Order 10 went out in two shipments; order 11 was never shipped.
-        "shipments": [(1000, 10, "2026-01-02"), (1001, 10, "2026-01-05"), (1002, 12, "2026-01-04"), (1003, 13, "2026-01-05")],
+        "shipments": [
+            (1000, 10, "2026-01-02"),
+            (1001, 10, "2026-01-05"),
+            (1002, 12, "2026-01-04"),
+            (1003, 13, "2026-01-05"),
+        ],
     }
     rng = random.Random(seed)
     item_id, shipment_id = 200, 2000

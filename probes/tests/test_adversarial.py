@@ -52,8 +52,16 @@ def run_sql_json(tmp_path, warehouse, sql):
     path.write_text(sql)
     out = io.StringIO()
     call_command(
-        "run_sql", "--warehouse", warehouse.name, "--sql-file", str(path), "--format", "json",
-        "--timeout", str(TIMEOUT_S), stdout=out,
+        "run_sql",
+        "--warehouse",
+        warehouse.name,
+        "--sql-file",
+        str(path),
+        "--format",
+        "json",
+        "--timeout",
+        str(TIMEOUT_S),
+        stdout=out,
     )
     return json.loads(out.getvalue())
 
@@ -79,7 +87,10 @@ def test_corpus_leaves_a_sqlite_warehouse_unchanged(shop_sqlite, tmp_path):
     assert problems == []
     assert shop.sqlite_fingerprint(shop_sqlite.path) == before
     assert not any(p.exists() for p in PWNED_FILES)
-    assert sorted(p.name for p in shop_sqlite.path.parent.iterdir() if p.suffix != ".json") == ["probe.sql", "shop.sqlite3"]
+    assert sorted(p.name for p in shop_sqlite.path.parent.iterdir() if p.suffix != ".json") == [
+        "probe.sql",
+        "shop.sqlite3",
+    ]
 
 
 def test_corpus_leaves_a_postgres_warehouse_unchanged(shop_postgres, tmp_path):

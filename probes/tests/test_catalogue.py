@@ -17,7 +17,9 @@ def check_shop_snapshot(snapshot):
     assert set(tables) == {"customers", "orders", "order_items", "shipments"}
     orders = tables["orders"]
     assert orders["primary_key"] == ["order_id"]
-    assert orders["foreign_keys"] == [{"columns": ["customer_id"], "ref_table": "customers", "ref_columns": ["customer_id"]}]
+    assert orders["foreign_keys"] == [
+        {"columns": ["customer_id"], "ref_table": "customers", "ref_columns": ["customer_id"]}
+    ]
     assert orders["row_estimate"] == 4
     columns = {c["name"]: c for c in orders["columns"]}
     assert list(columns) == ["order_id", "customer_id", "order_date", "status", "total"]

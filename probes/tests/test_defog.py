@@ -22,14 +22,15 @@ WITHOUT_LIMIT_RULE_CEILING = 0.01
 
 @pytest.fixture
 def defog_postgres(db, defog_postgres_dsns, monkeypatch):
-    return {
-        name: register(monkeypatch, f"defog-{name}", "postgres", dsn) for name, dsn in defog_postgres_dsns.items()
-    }
+    return {name: register(monkeypatch, f"defog-{name}", "postgres", dsn) for name, dsn in defog_postgres_dsns.items()}
 
 
 @pytest.fixture
 def defog_sqlite(db, defog_sqlite_dsns, monkeypatch):
-    return {name: register(monkeypatch, f"defog-lite-{name}", "sqlite", load.dsn) for name, load in defog_sqlite_dsns.items()}
+    return {
+        name: register(monkeypatch, f"defog-lite-{name}", "sqlite", load.dsn)
+        for name, load in defog_sqlite_dsns.items()
+    }
 
 
 def verify_gold(warehouses, queries, rules=None):
@@ -38,8 +39,10 @@ def verify_gold(warehouses, queries, rules=None):
 
 
 def print_report(title, report):
-    print(f"\n{title}: {report['queries']} gold queries, false-reject rate {report['false_reject_rate']:.1%} "
-          f"({report['false_reject_rate_without_require_limit']:.1%} without require_limit)")
+    print(
+        f"\n{title}: {report['queries']} gold queries, false-reject rate {report['false_reject_rate']:.1%} "
+        f"({report['false_reject_rate_without_require_limit']:.1%} without require_limit)"
+    )
     for rule, rate in report["rate_by_rule"].items():
         print(f"  {rule:24s} {report['by_rule'][rule]:4d}  {rate:.1%}")
 

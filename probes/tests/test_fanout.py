@@ -88,7 +88,10 @@ def test_a_probe_the_guard_refuses_fails_open(shop_sqlite):
 
 def test_a_probe_that_errors_fails_open(shop_sqlite):
     hypothesis = JoinFanoutHypothesis(
-        suspected=True, join_table="x", grain_key="orders.nope", probe_sql="SELECT COUNT(*), COUNT(DISTINCT nope) FROM orders"
+        suspected=True,
+        join_table="x",
+        grain_key="orders.nope",
+        probe_sql="SELECT COUNT(*), COUNT(DISTINCT nope) FROM orders",
     )
     run = check_fanout(hypothesis=hypothesis, warehouse=shop_sqlite)
     assert run.outcome == ProbeOutcome.ERROR and not run.rejects

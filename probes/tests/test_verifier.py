@@ -15,7 +15,10 @@ def check(warehouse, sql, **rules):
 
 
 def test_a_correct_query_passes_and_records_both_versions(shop_sqlite):
-    result = check(shop_sqlite, "SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.customer_id GROUP BY c.name")
+    result = check(
+        shop_sqlite,
+        "SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.customer_id GROUP BY c.name",
+    )
     assert result.passed and result.failure_class is None and result.findings == []
     assert result.verifier_version == VERIFIER_VERSION
     assert result.catalogue_version == 1
@@ -108,7 +111,11 @@ def test_the_limit_rule_is_off_unless_the_warehouse_opts_in(shop_sqlite):
 
 
 def test_timeout_class_unbounded_scan_above_the_threshold(shop_sqlite):
-    result = check(shop_sqlite, "SELECT status, COUNT(*) FROM order_items JOIN orders USING (order_id) GROUP BY status", max_scan_rows=3)
+    result = check(
+        shop_sqlite,
+        "SELECT status, COUNT(*) FROM order_items JOIN orders USING (order_id) GROUP BY status",
+        max_scan_rows=3,
+    )
     assert result.failure_class == "timeout"
     assert result.message == "unbounded scan of order_items (~5 rows); add a LIMIT or a filter"
     filtered = "SELECT status, COUNT(*) FROM orders WHERE status = 'paid' GROUP BY status"

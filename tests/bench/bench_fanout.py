@@ -61,11 +61,21 @@ def run() -> list[dict]:
             if repeat == 0 and result.executed:
                 confirmed += result.rows[0][0] > result.rows[0][1]
     return [
-        {"name": "fan-out probe p50, demo warehouse on PostgreSQL (guard + read-only tx + query)",
-         "value": round(statistics.median(probe) * 1000, 2), "unit": "ms", "target_op": "<", "target": 100,
-         "note": f"{len(fanouts)} join_fanout gold items, {confirmed} confirmed"},
-        {"name": "fan-out detection p50 (AST + catalogue, no database)",
-         "value": round(statistics.median(detect) * 1000, 3), "unit": "ms", "target_op": "<", "target": 5},
+        {
+            "name": "fan-out probe p50, demo warehouse on PostgreSQL (guard + read-only tx + query)",
+            "value": round(statistics.median(probe) * 1000, 2),
+            "unit": "ms",
+            "target_op": "<",
+            "target": 100,
+            "note": f"{len(fanouts)} join_fanout gold items, {confirmed} confirmed",
+        },
+        {
+            "name": "fan-out detection p50 (AST + catalogue, no database)",
+            "value": round(statistics.median(detect) * 1000, 3),
+            "unit": "ms",
+            "target_op": "<",
+            "target": 5,
+        },
     ]
 
 

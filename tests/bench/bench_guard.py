@@ -67,16 +67,41 @@ def run() -> list[dict]:
         guard.append(time.perf_counter() - started)
     verify_p50, parse_p50 = _p50_ms(checked), _p50_ms(parse)
     return [
-        {"name": "guard+verifier (non-EXPLAIN) p50, 3-join query", "value": round(verify_p50, 3), "unit": "ms",
-         "target_op": "<", "target": 5},
-        {"name": "guard+verifier / sqlglot parse alone, p50 ratio", "value": round(verify_p50 / parse_p50, 2),
-         "unit": "x", "target_op": "<=", "target": 3},
-        {"name": "sqlglot parse alone p50, 3-join query (baseline)", "value": round(parse_p50, 3), "unit": "ms",
-         "target_op": "<", "target": 5},
-        {"name": "guard_sql then verify (two parses) / parse alone, p50 ratio",
-         "value": round((verify_p50 + _p50_ms(guard)) / parse_p50, 2), "unit": "x", "target_op": "<=", "target": 3},
-        {"name": "guard_sql alone p50, 3-join query", "value": round(_p50_ms(guard), 3), "unit": "ms",
-         "target_op": "<", "target": 5},
+        {
+            "name": "guard+verifier (non-EXPLAIN) p50, 3-join query",
+            "value": round(verify_p50, 3),
+            "unit": "ms",
+            "target_op": "<",
+            "target": 5,
+        },
+        {
+            "name": "guard+verifier / sqlglot parse alone, p50 ratio",
+            "value": round(verify_p50 / parse_p50, 2),
+            "unit": "x",
+            "target_op": "<=",
+            "target": 3,
+        },
+        {
+            "name": "sqlglot parse alone p50, 3-join query (baseline)",
+            "value": round(parse_p50, 3),
+            "unit": "ms",
+            "target_op": "<",
+            "target": 5,
+        },
+        {
+            "name": "guard_sql then verify (two parses) / parse alone, p50 ratio",
+            "value": round((verify_p50 + _p50_ms(guard)) / parse_p50, 2),
+            "unit": "x",
+            "target_op": "<=",
+            "target": 3,
+        },
+        {
+            "name": "guard_sql alone p50, 3-join query",
+            "value": round(_p50_ms(guard), 3),
+            "unit": "ms",
+            "target_op": "<",
+            "target": 5,
+        },
     ]
 
 

@@ -31,22 +31,49 @@ def run() -> list[dict]:
         catalogues[db] = Catalogue(version=1, snapshot=introspect_postgres(dsn))
     queries = defog.gold_queries("postgres")
     started = time.perf_counter()
-    results = [verify(q.sql, catalogues[q.db], warehouse=warehouses[q.db], rules={"require_limit": True}) for q in queries]
+    results = [
+        verify(q.sql, catalogues[q.db], warehouse=warehouses[q.db], rules={"require_limit": True}) for q in queries
+    ]
     elapsed = time.perf_counter() - started
     report = defog.false_reject_report(results)
     rows = [
-        {"name": "defog gold (PostgreSQL): false-reject rate, all rules", "value": round(100 * report["false_reject_rate"], 1),
-         "unit": "%", "target_op": "<=", "target": 1, "note": f"{report['queries']} correct queries, require_limit on"},
-        {"name": "defog gold (PostgreSQL): false-reject rate without require_limit",
-         "value": round(100 * report["false_reject_rate_without_require_limit"], 1), "unit": "%", "target_op": "<=",
-         "target": 1},
+        {
+            "name": "defog gold (PostgreSQL): false-reject rate, all rules",
+            "value": round(100 * report["false_reject_rate"], 1),
+            "unit": "%",
+            "target_op": "<=",
+            "target": 1,
+            "note": f"{report['queries']} correct queries, require_limit on",
+        },
+        {
+            "name": "defog gold (PostgreSQL): false-reject rate without require_limit",
+            "value": round(100 * report["false_reject_rate_without_require_limit"], 1),
+            "unit": "%",
+            "target_op": "<=",
+            "target": 1,
+        },
     ]
     for rule, rate in report["rate_by_rule"].items():
         # A rule above 1% of correct queries is marked MISSED: that is its cost, made visible.
-        rows.append({"name": f"defog gold (PostgreSQL): false rejects by rule {rule}", "value": round(100 * rate, 1),
-                     "unit": "%", "target_op": "<=", "target": 1, "note": f"{report['by_rule'][rule]} queries"})
-    rows.append({"name": "verify with EXPLAIN, mean per defog gold query", "value": round(elapsed / len(queries) * 1000, 2),
-                 "unit": "ms", "target_op": "<", "target": 100})
+        rows.append(
+            {
+                "name": f"defog gold (PostgreSQL): false rejects by rule {rule}",
+                "value": round(100 * rate, 1),
+                "unit": "%",
+                "target_op": "<=",
+                "target": 1,
+                "note": f"{report['by_rule'][rule]} queries",
+            }
+        )
+    rows.append(
+        {
+            "name": "verify with EXPLAIN, mean per defog gold query",
+            "value": round(elapsed / len(queries) * 1000, 2),
+            "unit": "ms",
+            "target_op": "<",
+            "target": 100,
+        }
+    )
     return rows
 
 

@@ -19,7 +19,10 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         warehouse = get_warehouse(options["warehouse"])
         result = run_readonly(
-            warehouse=warehouse, sql=read_sql(options["sql_file"]), row_cap=options["row_cap"], timeout_s=options["timeout"]
+            warehouse=warehouse,
+            sql=read_sql(options["sql_file"]),
+            row_cap=options["row_cap"],
+            timeout_s=options["timeout"],
         )
         if options["format"] == "json":
             self.stdout.write(json.dumps(result.as_dict()))
@@ -32,4 +35,6 @@ class Command(BaseCommand):
             self.stdout.write("\t".join(result.columns))
             for row in result.rows:
                 self.stdout.write("\t".join("" if v is None else str(v) for v in row))
-            self.stdout.write(f"({len(result.rows)} rows{', truncated' if result.truncated else ''}, {result.elapsed_ms:.1f} ms)")
+            self.stdout.write(
+                f"({len(result.rows)} rows{', truncated' if result.truncated else ''}, {result.elapsed_ms:.1f} ms)"
+            )
