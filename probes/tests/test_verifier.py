@@ -163,3 +163,11 @@ def test_verify_sql_command_prints_json(shop_sqlite, tmp_path):
     assert data["failure_class"] == "unknown_object"
     assert data["message"] == "unknown column orders.customer_email; did you mean orders.customer_id?"
     assert data["verifier_version"] == VERIFIER_VERSION and data["catalogue_version"] == 1
+
+
+def test_without_a_catalogue_names_are_not_guessed_but_the_database_still_checks(shop_sqlite):
+    assert verify("SELECT order_id FROM orders LIMIT 1", None, warehouse=shop_sqlite).passed
+    result = verify("SELECT nope FROM orders LIMIT 1", None, warehouse=shop_sqlite)
+    assert result.failure_class == "unknown_object"
+    assert result.message == "the database refused the query: no such column: nope"
+    assert result.catalogue_version is None
