@@ -255,14 +255,14 @@ def _store_probe(live, source, verdict, make_probe_run):
 
 def run_probes(live, query, verdicts, catalogue, policy) -> list[ProbeFinding]:
     """Probe every fan-out hypothesis the judges raised, and the deterministic detector's."""
-    from probes.fanout import check_fanout, detect_fanout
-
     findings = []
     warehouse = query.warehouse
     for verdict in verdicts:
         for index, data in enumerate(verdict.hypotheses or []):
             if not isinstance(data, dict) or not data.get("suspected") or not data.get("probe_sql"):
                 continue
+            from probes.fanout import check_fanout
+
             source = f"judge:{verdict.judge_version_id}:{index}"
             run = _store_probe(
                 live,
@@ -277,6 +277,8 @@ def run_probes(live, query, verdicts, catalogue, policy) -> list[ProbeFinding]:
     if policy is not None and policy.run_fanout_detector and catalogue is not None:
 
         def detector_probe():
+            from probes.fanout import check_fanout, detect_fanout
+
             hypothesis = detect_fanout(query.sql, catalogue, query.dialect)
             if not hypothesis.suspected:
                 return None
