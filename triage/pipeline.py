@@ -11,7 +11,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from django.db import close_old_connections, connections, transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
@@ -315,7 +315,6 @@ def process_live_query(*, live_id: int) -> str | None:
     from triage.models import LiveQuery
     from triage.services import current_policy
 
-    close_old_connections()
     if not _claim_for_processing(live_id):
         return None
     live = LiveQuery.objects.select_related("query__warehouse", "policy").get(pk=live_id)

@@ -1,7 +1,7 @@
 """Analyst pages: the queue, an item, decisions, resolved history, unjudged, dashboard."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -60,6 +60,7 @@ def item(request, pk):
 @role_required(ANALYST)
 def decide(request, pk):
     """Record the decision as a triage label, then open the next item at once."""
+    get_object_or_404(TriageItem, pk=pk)
     form = DecisionForm(request.POST)
     if not form.is_valid():
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
@@ -94,10 +95,15 @@ def resolved(request):
 @role_required(ADMIN)
 def reopen(request, pk):
     """Reverse a resolution: the label becomes history, the item returns to the queue."""
+    get_object_or_404(TriageItem, pk=pk)
     form = ReopenForm(request.POST)
     form.is_valid()
-    services.triage_item_reopen(item_id=pk, admin=request.user, note=form.cleaned_data.get("note", ""))
-    messages.success(request, "Item reopened; its label is kept as history.")
+    try:
+        services.triage_item_reopen(item_id=pk, admin=request.user, note=form.cleaned_data.get("note", ""))
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+    else:
+        messages.success(request, "Item reopened; its label is kept as history.")
     return redirect("triage:item", pk=pk)
 
 
