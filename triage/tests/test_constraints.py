@@ -5,7 +5,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 
 from probes.models import ProbeRun
-from triage.models import ApiToken, TriagePolicy, TriageProbe, TriageItem
+from triage.models import ApiToken, TriageItem, TriagePolicy, TriageProbe
 from triage.services import api_token_issue, hash_token, policy_publish
 from triage.tests import factories
 
