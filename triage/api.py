@@ -102,8 +102,8 @@ class QueryStatusSerializer(serializers.Serializer):
     audited = serializers.BooleanField()
 
 
-def _field_errors(rows) -> tuple[list[dict], dict]:
-    """Validate each row; return the clean rows and errors keyed by row index."""
+def _field_errors(rows) -> tuple[list[dict], dict, dict]:
+    """Validate each row; return the clean rows, errors keyed by row index, and the warehouses."""
     from probes.models import Warehouse
 
     clean, errors = [], {}
@@ -115,11 +115,11 @@ def _field_errors(rows) -> tuple[list[dict], dict]:
             clean.append(dict(serializer.validated_data))
         else:
             errors[str(index)] = serializer.errors
-    known = set(Warehouse.objects.filter(name__in={r["warehouse"] for r in clean}).values_list("name", flat=True))
+    known = {w.name: w for w in Warehouse.objects.filter(name__in={r["warehouse"] for r in clean})}
     for index, row in enumerate(rows):
         if isinstance(row, dict) and str(index) not in errors and row.get("warehouse") not in known:
             errors[str(index)] = {"warehouse": [f"Unknown warehouse {row.get('warehouse')!r}."]}
-    return clean, errors
+    return clean, errors, known
 
 
 class QueryIngestView(APIView):
@@ -151,11 +151,11 @@ class QueryIngestView(APIView):
             return Response({"detail": "Send a JSON object or a non-empty list of objects."}, status=400)
         if len(rows) > MAX_BATCH:
             return Response({"detail": f"At most {MAX_BATCH} queries per request; got {len(rows)}."}, status=400)
-        clean, errors = _field_errors(rows)
+        clean, errors, warehouses = _field_errors(rows)
         if errors:
             body = errors["0"] if single else {"items": errors}
             return Response({"detail": "Validation failed; nothing was stored.", "errors": body}, status=400)
-        ingested = live_queries_ingest(rows=clean, token=request.auth)
+        ingested = live_queries_ingest(rows=clean, token=request.auth, warehouses=warehouses)
         accepted = [
             {
                 "id": entry.live.pk,

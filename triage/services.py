@@ -70,6 +70,8 @@ def api_token_revoke(*, token: ApiToken) -> None:
 def api_token_touch(*, token: ApiToken) -> None:
     """Record use at most once a minute, so authentication does not write on every request."""
     now = timezone.now()
+    if token.last_used_at and token.last_used_at > now - timedelta(minutes=1):
+        return
     ApiToken.objects.filter(pk=token.pk).filter(
         Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - timedelta(minutes=1))
     ).update(last_used_at=now)
@@ -118,9 +120,12 @@ class IngestedQuery:
     created: bool
 
 
-def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> None:
+def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> list[LiveQuery]:
+    """Insert fresh rows as queries and their live rows, marked as sent to the broker now."""
     from labelling.models import Query, QuerySource
 
+    if not rows:
+        return []
     queries = Query.objects.bulk_create(
         [
             Query(
@@ -135,7 +140,7 @@ def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> N
             for row in rows
         ]
     )
-    if queries and queries[0].pk is None:  # backends that do not return ids from bulk inserts
+    if queries[0].pk is None:  # backends that do not return ids from bulk inserts
         ids = dict(
             Query.objects.filter(
                 source=QuerySource.LIVE, gold_set=None, external_id__in=[r["external_id"] for r in rows]
@@ -144,50 +149,51 @@ def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> N
         for query in queries:
             query.pk = ids[query.external_id]
     client = token.client if token else ""
-    LiveQuery.objects.bulk_create([LiveQuery(query=q, api_token=token, client=client) for q in queries])
+    # enqueued_at records the publish attempt made right after commit; a failed publish
+    # clears it, and the sweeper re-sends anything still pending after a while either way.
+    now = timezone.now()
+    lives = [LiveQuery(query=q, api_token=token, client=client, enqueued_at=now, enqueue_attempts=1) for q in queries]
+    LiveQuery.objects.bulk_create(lives)
+    return lives
 
 
-def live_queries_ingest(*, rows: list[dict], token: ApiToken | None = None) -> list[IngestedQuery]:
+def live_queries_ingest(*, rows: list[dict], token: ApiToken | None = None, warehouses=None) -> list[IngestedQuery]:
     """Store validated rows as live queries, idempotently on external_id; enqueue after commit.
 
     Re-posting an external id returns the stored query, never a second one. Rows must
-    already be validated (warehouse names exist). Publishing to the broker happens after
-    the commit; if it fails, the rows stay `pending` for the sweeper.
+    already be validated (warehouse names exist; pass the Warehouse rows by name if the
+    caller has them). Publishing to the broker happens after the commit; if it fails, the
+    rows stay `pending` for the sweeper.
     """
     from labelling.models import Query, QuerySource
     from probes.models import Warehouse
 
-    warehouses = {w.name: w for w in Warehouse.objects.filter(name__in={r["warehouse"] for r in rows})}
+    if warehouses is None:
+        warehouses = {w.name: w for w in Warehouse.objects.filter(name__in={r["warehouse"] for r in rows})}
+    ids = [row["external_id"] for row in rows]
     for attempt in range(2):
         try:
             with transaction.atomic():
-                ids = [row["external_id"] for row in rows]
-                existing = set(
-                    Query.objects.filter(source=QuerySource.LIVE, gold_set=None, external_id__in=ids).values_list(
-                        "external_id", flat=True
-                    )
-                )
-                fresh, seen = [], set(existing)
+                by_external = {}
+                stored = Query.objects.filter(source=QuerySource.LIVE, gold_set=None, external_id__in=ids)
+                for query in stored.select_related("live"):
+                    live = getattr(query, "live", None)
+                    if live is None:
+                        # A live query stored by another path without its live row: add it, never a duplicate.
+                        live = LiveQuery.objects.create(
+                            query=query, api_token=token, client=token.client if token else ""
+                        )
+                    by_external[query.external_id] = live
+                fresh, seen = [], set(by_external)
                 for row in rows:
                     if row["external_id"] not in seen:
                         seen.add(row["external_id"])
                         fresh.append(row)
-                _insert_new(fresh, token, warehouses)
-                by_external = {
-                    lq.query.external_id: lq
-                    for lq in LiveQuery.objects.select_related("query").filter(
-                        query__source=QuerySource.LIVE, query__gold_set=None, query__external_id__in=ids
-                    )
-                }
-                missing = [i for i in ids if i not in by_external]
-                if missing:
-                    # A query stored by another path without its live row: repair, never duplicate.
-                    for query in Query.objects.filter(source=QuerySource.LIVE, gold_set=None, external_id__in=missing):
-                        by_external[query.external_id] = LiveQuery.objects.create(
-                            query=query, api_token=token, client=token.client if token else ""
-                        )
-                fresh_ids = [by_external[r["external_id"]].pk for r in fresh]
-                transaction.on_commit(lambda ids=fresh_ids: live_queries_enqueue(ids=ids))
+                new_lives = _insert_new(fresh, token, warehouses)
+                by_external.update({live.query.external_id: live for live in new_lives})
+                fresh_ids = [live.pk for live in new_lives]
+                if fresh_ids:
+                    transaction.on_commit(lambda ids=fresh_ids: live_queries_enqueue(ids=ids))
             break
         except IntegrityError:
             # A concurrent post of the same external id won the race; the retry finds it.
@@ -203,13 +209,12 @@ def live_queries_enqueue(*, ids: list[int]) -> int:
     """Publish pipeline tasks for the given live queries; return how many were published.
 
     Must run outside any transaction (after commit). A broker that is down leaves the rest
-    `pending`: the error is logged, nothing is raised to the client, the sweeper retries.
+    `pending` with no publish time: the error is logged, nothing is raised to the client,
+    and the sweeper sends them later.
     """
     from triage.tasks import process_live_query
 
-    published = 0
-    for live_id in ids:
-        LiveQuery.objects.filter(pk=live_id).update(enqueue_attempts=F("enqueue_attempts") + 1)
+    for index, live_id in enumerate(ids):
         try:
             process_live_query.apply_async(
                 args=[live_id],
@@ -217,15 +222,15 @@ def live_queries_enqueue(*, ids: list[int]) -> int:
                 retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
             )
         except Exception:  # noqa: BLE001 - any publish failure means "broker unavailable"
+            unsent = ids[index:]
+            LiveQuery.objects.filter(pk__in=unsent).update(enqueued_at=None)
             logger.exception(
                 "triage: could not publish the pipeline task for live query %s; %d queries stay pending",
                 live_id,
-                len(ids) - published,
+                len(unsent),
             )
-            return published
-        LiveQuery.objects.filter(pk=live_id).update(enqueued_at=timezone.now())
-        published += 1
-    return published
+            return index
+    return len(ids)
 
 
 def live_queries_requeue_stale(*, older_than: timedelta = timedelta(minutes=2), limit: int = 1000) -> int:
@@ -241,6 +246,7 @@ def live_queries_requeue_stale(*, older_than: timedelta = timedelta(minutes=2), 
     ids = list(stale.values_list("pk", flat=True)[:limit])
     if not ids:
         return 0
+    LiveQuery.objects.filter(pk__in=ids).update(enqueued_at=timezone.now(), enqueue_attempts=F("enqueue_attempts") + 1)
     published = live_queries_enqueue(ids=ids)
     logger.info("triage: re-enqueued %d of %d stale live queries", published, len(ids))
     return published

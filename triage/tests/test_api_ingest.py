@@ -130,3 +130,11 @@ def test_the_schema_and_docs_are_served_locally(client):
     assert docs.status_code == 200
     html = docs.content.decode()
     assert "POST /api/v1/queries" in html and "cdn" not in html.lower()
+
+
+def test_a_live_query_stored_without_its_pipeline_row_is_adopted_not_duplicated(api):
+    Query.objects.create(question="q", sql="SELECT 1", source=QuerySource.LIVE, external_id="legacy-1")
+    response = api("post", URL, row("legacy-1"))
+    assert response.status_code == 200
+    assert Query.objects.filter(external_id="legacy-1").count() == 1
+    assert LiveQuery.objects.get(pk=response.json()["id"]).status == IngestStatus.PENDING

@@ -71,7 +71,9 @@ def test_the_sweeper_resends_pending_queries_once_the_broker_is_back(client, dja
     _, plaintext = factories.token()
     with broker_at(CLOSED_PORT_BROKER), django_capture_on_commit_callbacks(execute=True):
         post_queries(client, plaintext, ["a", "b"])
+    assert LiveQuery.objects.filter(enqueued_at__isnull=True).count() == 2
     call_command("requeue_pending", minutes=0)
+    assert list(LiveQuery.objects.values_list("enqueue_attempts", flat=True)) == [2, 2]
     assert LiveQuery.objects.filter(enqueued_at__isnull=False).count() == 2
 
 
