@@ -3,6 +3,7 @@
 import contextlib
 import json
 import logging
+import os
 
 import pytest
 from django.core.management import call_command
@@ -25,13 +26,18 @@ def broker_at(url):
         app._pool = None
         app.amqp._producer_pool = None
 
-    previous = app.conf.broker_url
-    app.conf.broker_url = url
+    previous, previous_env = app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
+    # Celery reads CELERY_BROKER_URL from the environment before its own setting.
+    os.environ["CELERY_BROKER_URL"] = app.conf.broker_url = url
     reset()
     try:
         yield
     finally:
         app.conf.broker_url = previous
+        if previous_env is None:
+            os.environ.pop("CELERY_BROKER_URL", None)
+        else:
+            os.environ["CELERY_BROKER_URL"] = previous_env
         reset()
 
 
