@@ -198,4 +198,15 @@ def dashboard_figures() -> dict:
         "precision": judge_live_precision(since=week),
         "alerts": Alert.objects.filter(acknowledged_at__isnull=True).select_related("judge_version__judge")[:20],
         "estimates": EstimateSnapshot.objects.select_related("judge_version__judge")[:60],
+        "estimate_series": estimate_series(),
     }
+
+
+def estimate_series(*, limit: int = 200) -> list[dict]:
+    """Group recent estimate snapshots per judge, oldest first, for the over-time chart."""
+    series: dict[int, dict] = {}
+    snapshots = EstimateSnapshot.objects.select_related("judge_version__judge").order_by("-computed_at")[:limit]
+    for snap in reversed(list(snapshots)):
+        entry = series.setdefault(snap.judge_version_id, {"judge": str(snap.judge_version), "points": []})
+        entry["points"].append(snap)
+    return list(series.values())

@@ -133,3 +133,40 @@ def test_a_changed_vendor_model_id_raises_an_alert():
     call_command("monitor_judges")
     alert = Alert.objects.get(kind=Alert.Kind.MODEL_CHANGED)
     assert alert.details == {"calibrated": "sim-model-1", "live": ["sim-model-2"]}
+
+
+def test_an_alert_is_posted_to_the_webhook_when_one_is_configured(settings):
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from triage.monitoring import send_alert
+
+    received = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's naming
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Hook)
+    thread = threading.Thread(target=server.handle_request)
+    thread.start()
+    settings.TRIAGE_ALERT_WEBHOOK_URL = f"http://127.0.0.1:{server.server_port}/hook"
+    version = factories.judge_version()
+    send_alert(kind=Alert.Kind.CATCH_DRIFT, judge_version=version, message="catch fell", details={"x": 1})
+    thread.join(timeout=10)
+    server.server_close()
+    assert received == [{"kind": "catch_drift", "judge": str(version), "message": "catch fell", "details": {"x": 1}}]
+
+
+def test_a_dead_webhook_still_leaves_the_alert_on_the_dashboard(settings):
+    from triage.monitoring import send_alert
+
+    settings.TRIAGE_ALERT_WEBHOOK_URL = "http://127.0.0.1:1/hook"
+    send_alert(kind=Alert.Kind.CATCH_DRIFT, judge_version=None, message="catch fell", details={})
+    assert Alert.objects.filter(message="catch fell").exists()

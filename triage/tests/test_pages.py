@@ -156,3 +156,22 @@ def test_the_queue_page_lists_items_and_offers_next(client_for):
     html = client_for("analyst").get(reverse("triage:index")).content.decode()
     assert reverse("triage:item", args=[item.pk]) in html and "<kbd>n</kbd>" in html
     assert TriageItem.objects.count() == 1
+
+
+def test_the_dashboard_charts_both_error_rate_estimates_over_time(client_for):
+    from triage.models import EstimateSnapshot
+
+    judge = factories.judge_version("charted")
+    for corrected, audit in [(0.18, 0.2), (0.21, 0.19)]:
+        EstimateSnapshot.objects.create(
+            judge_version=judge,
+            corrected_error_rate=corrected,
+            corrected_low=corrected - 0.03,
+            corrected_high=corrected + 0.03,
+            audit_error_rate=audit,
+            audit_low=audit - 0.04,
+            audit_high=audit + 0.04,
+        )
+    html = client_for("analyst").get(reverse("triage:dashboard")).content.decode()
+    assert 'aria-label="Live error rate over time"' in html
+    assert html.count("<polyline") == 2 and "Rogan–Gladen" in html
