@@ -114,3 +114,58 @@ def test_live_judges_store_one_verdict_each_and_a_redelivery_reuses_it(shop):
     LiveQuery.objects.filter(pk=live.pk).update(status=IngestStatus.PENDING)
     process_live_query(live_id=live.pk)
     assert Verdict.objects.filter(query=live.query, run__isnull=True).count() == 1
+
+
+@pytest.fixture
+def simulator(settings):
+    """Run the judges app's vendor simulator on a free local port with an always-right model."""
+    from judges.simulator import SimModel, Simulator, start_in_thread
+
+    models = {
+        "sim-perfect": SimModel(
+            family="simulated",
+            catch_probability=1.0,
+            false_reject_probability=0.0,
+            flip_probability=0.0,
+            class_accuracy=1.0,
+            latency_ms=2,
+            retry_after_s=0.05,
+        )
+    }
+    server, url = start_in_thread(Simulator(models=models))
+    settings.VENDOR_SIMULATOR_URL = url
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def simulated_judges(count):
+    from judges.tests.factories import simulated_version
+
+    return [simulated_version(name=f"sim-judge-{i}") for i in range(count)]
+
+
+WRONG_MARKED = FANOUT_SQL + " -- sim: wrong join_fanout"
+
+
+# Two judges run on threads with their own connections (on PostgreSQL), so the rows they
+# read must be committed: these tests use a transactional database.
+@pytest.mark.django_db(transaction=True)
+def test_judges_that_agree_on_a_wrong_query_flag_it_with_their_reasons(shop, simulator):
+    judges = simulated_judges(2)
+    policy_publish(changes={"run_fanout_detector": False, "run_verifier": False}, judge_versions=judges)
+    live = run(shop, WRONG_MARKED)
+    assert live.status == IngestStatus.FLAGGED
+    item = TriageItem.objects.get(query=live.query)
+    assert item.judges_agreeing == 2 and item.error_class_guess == "join_fanout"
+    assert set(item.rejecting_judges.all()) == set(judges)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_query_every_judge_errors_on_lands_in_the_unjudged_list(shop, simulator):
+    judges = simulated_judges(2)
+    policy_publish(changes={"run_fanout_detector": False, "run_verifier": False}, judge_versions=judges)
+    live = run(shop, CLEAN_SQL + " -- sim: correct fault=malformed")
+    assert live.status == IngestStatus.UNJUDGED
+    assert set(Verdict.objects.filter(query=live.query).values_list("decision", flat=True)) == {"error"}
+    assert not TriageItem.objects.filter(query=live.query).exists()
