@@ -43,7 +43,7 @@ def test_resolved_exactly_when_a_resolution_is_recorded():
 
 def test_one_probe_per_source_per_live_query():
     item = factories.triage_item()
-    run = ProbeRun.objects.create(warehouse=item.query.warehouse, outcome="refuted")
+    run = ProbeRun.objects.create(warehouse=item.query.warehouse, outcome="refuted", guard_allowed=True)
     TriageProbe.objects.create(live_query=item.query.live, source="fanout_detector", probe_run=run)
     raises_integrity(
         lambda: TriageProbe.objects.create(live_query=item.query.live, source="fanout_detector", probe_run=run)

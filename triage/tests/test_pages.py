@@ -23,6 +23,7 @@ def flagged_item_with_evidence():
         warehouse=item.query.warehouse,
         probe_sql="SELECT COUNT(*), COUNT(DISTINCT oi.order_id) FROM order_items oi",
         outcome="confirmed",
+        guard_allowed=True,
         figures={"total": 1214, "distinct": 412},
         hypothesis={"join_table": "order_items", "grain_key": "order_id"},
     )
