@@ -182,6 +182,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
+# Triage: nothing accepted by the API is lost (sweep pending), judges are re-measured hourly.
+CELERY_BEAT_SCHEDULE = {
+    "triage-requeue-pending": {"task": "triage.requeue_pending", "schedule": 60.0},
+    "triage-monitor-judges": {"task": "triage.monitor_judges", "schedule": 3600.0},
+}
+TRIAGE_ALERT_WEBHOOK_URL = os.environ.get("TRIAGE_ALERT_WEBHOOK_URL", "")
+TRIAGE_API_MAX_BODY_BYTES = int(_positive_float("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024))
 
 # --- Vendors ----------------------------------------------------------------------------
 # Keys come only from the environment; they are never stored in the database or shown.

@@ -14,4 +14,5 @@ urlpatterns = [
     path("judges/", include("judges.urls")),
     path("probes/", include("probes.urls")),
     path("triage/", include("triage.urls")),
+    path("api/", include("triage.api_urls")),
 ]

@@ -1,9 +1,77 @@
-from django.contrib import admin
+"""Admin for the triage app: tokens (issued and revoked here), policy versions, items, alerts."""
 
-from triage.models import TriageItem
+from django.contrib import admin, messages
+
+from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
+from triage.services import POLICY_FIELDS, TOKEN_SCOPES, api_token_issue, api_token_revoke, policy_publish
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ["client", "name", "prefix", "scopes", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["client"]
+    fields = ["client", "name", "scopes"]
+    actions = ["revoke"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # A token's identity and scopes are fixed once issued: revoke and issue another.
+        return ["client", "name", "scopes"] if obj else []
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        token, plaintext = api_token_issue(
+            client=obj.client, name=obj.name, scopes=list(obj.scopes or TOKEN_SCOPES), created_by=request.user
+        )
+        obj.pk = token.pk
+        messages.warning(request, f"Copy this token now; it is not shown again: {plaintext}")
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request, queryset):
+        for token in queryset:
+            api_token_revoke(token=token)
+        messages.success(request, f"Revoked {queryset.count()} token(s).")
+
+
+@admin.register(TriagePolicy)
+class TriagePolicyAdmin(admin.ModelAdmin):
+    """Saving a policy publishes a new version; versions already in use never change."""
+
+    list_display = ["version", "flag_rule", "k", "run_verifier", "run_fanout_detector", "audit_share", "sla_minutes"]
+    filter_horizontal = ["judge_versions"]
+    readonly_fields = ["version", "created_by", "created_at"]
+
+    def save_model(self, request, obj, form, change):
+        pass  # the new version is written in save_related, with its judges
+
+    def save_related(self, request, form, formsets, change):
+        changes = {field: form.cleaned_data[field] for field in POLICY_FIELDS}
+        policy = policy_publish(
+            changes=changes,
+            judge_versions=list(form.cleaned_data["judge_versions"]),
+            created_by=request.user,
+            note=form.cleaned_data.get("note", ""),
+        )
+        # Point the admin's redirect and log entry at the new version.
+        form.instance.pk = policy.pk
+        form.instance.version = policy.version
+        messages.info(request, f"Published {policy}.")
 
 
 @admin.register(TriageItem)
 class TriageItemAdmin(admin.ModelAdmin):
-    list_display = ["query", "status", "priority", "assignee", "created_at"]
-    list_filter = ["status"]
+    list_display = ["query", "status", "probe_confirmed", "judges_agreeing", "assignee", "resolution", "created_at"]
+    list_filter = ["status", "resolution", "probe_confirmed"]
+    raw_id_fields = ["query", "label"]
+
+
+@admin.register(LiveQuery)
+class LiveQueryAdmin(admin.ModelAdmin):
+    list_display = ["query", "client", "status", "created_at", "enqueue_attempts"]
+    list_filter = ["status", "client"]
+    raw_id_fields = ["query", "audit_query"]
+
+
+admin.site.register(ResolutionEvent)
+admin.site.register(Alert)
+admin.site.register(EstimateSnapshot)

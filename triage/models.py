@@ -1,7 +1,141 @@
-"""Live triage: items flagged by the pipeline for an analyst to decide."""
+"""Live triage: ingested queries, the policy that judges them, the analyst queue, alerts.
+
+A live query is a `labelling.Query` (source `live`) plus a `LiveQuery` row that carries its
+pipeline state. The pipeline may flag it into a `TriageItem` for an analyst, send a copy
+to the labelling queue as an `audit` query, or leave it passed. Nothing is ever dropped:
+a query whose judges all errored is `unjudged`, shown in its own list.
+"""
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
+
+
+class ApiToken(models.Model):
+    """A per-client API credential. Only a hash is stored; the token is shown once."""
+
+    client = models.SlugField(max_length=64, help_text="Who uses it; a client reads only what it ingested.")
+    name = models.CharField(max_length=100, blank=True)
+    # Public part shown in lists so an admin can tell tokens apart without the secret.
+    prefix = models.CharField(max_length=16, unique=True, editable=False)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    scopes = models.JSONField(default=list, help_text='e.g. ["ingest", "read"]')
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["client", "-created_at"]
+
+    def __str__(self):
+        state = "revoked" if self.revoked_at else "active"
+        return f"{self.client} {self.prefix}… ({state})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class FlagRule(models.TextChoices):
+    ANY = "any", "Any judge rejects"
+    MAJORITY = "majority", "A majority of answering judges reject"
+    K_OF_N = "k_of_n", "At least k judges reject"
+    VERIFIER_ONLY = "verifier_only", "Only the deterministic verifier flags"
+
+
+class TriagePolicy(models.Model):
+    """One immutable version of the live triage policy; the highest version is in force."""
+
+    version = models.PositiveIntegerField()
+    judge_versions = models.ManyToManyField("judges.JudgeVersion", blank=True, related_name="triage_policies")
+    flag_rule = models.CharField(max_length=16, choices=FlagRule.choices, default=FlagRule.ANY)
+    k = models.PositiveSmallIntegerField(default=1, help_text="For k-of-n: how many rejects flag a query.")
+    run_verifier = models.BooleanField(default=True)
+    flag_on_verifier_failure = models.BooleanField(default=True)
+    run_fanout_detector = models.BooleanField(default=True)
+    audit_share = models.FloatField(default=0.05, help_text="Share of unflagged queries sent to labelling.")
+    sla_minutes = models.PositiveIntegerField(default=240)
+    claim_timeout_minutes = models.PositiveIntegerField(default=15)
+    note = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-version"]
+        verbose_name_plural = "triage policies"
+        constraints = [
+            # Results name the policy version that produced them: a number means one policy.
+            models.UniqueConstraint(fields=["version"], name="triage_triagepolicy_unique_version"),
+            models.CheckConstraint(
+                condition=Q(audit_share__gte=0) & Q(audit_share__lte=1),
+                name="triage_triagepolicy_audit_share_is_share",
+            ),
+            models.CheckConstraint(condition=Q(k__gte=1), name="triage_triagepolicy_k_positive"),
+        ]
+
+    def __str__(self):
+        return f"policy v{self.version}"
+
+
+class IngestStatus(models.TextChoices):
+    PENDING = "pending"  # stored; the pipeline has not finished with it
+    PROCESSING = "processing"
+    FLAGGED = "flagged"  # a TriageItem exists
+    PASSED = "passed"
+    UNJUDGED = "unjudged"  # every judge errored and nothing else flagged it
+
+
+class LiveQuery(models.Model):
+    """The pipeline state of one ingested query (same id as its `labelling.Query`)."""
+
+    query = models.OneToOneField("labelling.Query", primary_key=True, on_delete=models.CASCADE, related_name="live")
+    api_token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL)
+    client = models.SlugField(max_length=64, blank=True)
+    status = models.CharField(max_length=16, choices=IngestStatus.choices, default=IngestStatus.PENDING)
+    policy = models.ForeignKey(TriagePolicy, null=True, blank=True, on_delete=models.PROTECT)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    enqueue_attempts = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    verifier_result = models.JSONField(default=dict, blank=True)
+    decision = models.JSONField(default=dict, blank=True)
+    result_preview = models.JSONField(default=dict, blank=True)
+    # The copy sent to the labelling queue when this query was drawn for the audit sample.
+    audit_query = models.OneToOneField(
+        "labelling.Query", null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_of"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            # The sweeper looks for pending rows by age; the dashboard counts by status.
+            models.Index(fields=["status", "created_at"], name="triage_livequery_status_age"),
+        ]
+
+    def __str__(self):
+        return f"live {self.query_id} ({self.status})"
+
+
+class TriageProbe(models.Model):
+    """A probe the pipeline ran for a live query: for a judge's hypothesis or the detector."""
+
+    live_query = models.ForeignKey(LiveQuery, on_delete=models.CASCADE, related_name="probes")
+    # "fanout_detector" or "judge:<judge version id>:<hypothesis index>".
+    source = models.CharField(max_length=64)
+    verdict = models.ForeignKey("judges.Verdict", null=True, blank=True, on_delete=models.SET_NULL)
+    probe_run = models.ForeignKey("probes.ProbeRun", on_delete=models.CASCADE, related_name="+")
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            # A redelivered pipeline task must not run (or store) the same probe twice.
+            models.UniqueConstraint(fields=["live_query", "source"], name="triage_triageprobe_one_per_source"),
+        ]
+
+    def __str__(self):
+        return f"{self.source} on {self.live_query_id}"
 
 
 class TriageStatus(models.TextChoices):
@@ -10,19 +144,136 @@ class TriageStatus(models.TextChoices):
     RESOLVED = "resolved"
 
 
+class Resolution(models.TextChoices):
+    CONFIRMED_WRONG = "confirmed_wrong", "Confirmed wrong"
+    FALSE_ALARM = "false_alarm", "False alarm"
+    UNCLEAR = "unclear", "Unclear"
+
+
 class TriageItem(models.Model):
     query = models.OneToOneField("labelling.Query", on_delete=models.CASCADE, related_name="triage_item")
     flagged_because = models.TextField(blank=True)
     priority = models.IntegerField(default=0)
+    policy = models.ForeignKey(TriagePolicy, null=True, blank=True, on_delete=models.PROTECT)
+    probe_confirmed = models.BooleanField(default=False)
+    verifier_failed = models.BooleanField(default=False)
+    judges_agreeing = models.PositiveSmallIntegerField(default=0)
+    judges_answered = models.PositiveSmallIntegerField(default=0)
+    error_class_guess = models.CharField(max_length=32, blank=True)
+    # Judge versions that rejected this query, for per-judge precision and the filter.
+    rejecting_judges = models.ManyToManyField("judges.JudgeVersion", blank=True, related_name="+")
     status = models.CharField(max_length=16, choices=TriageStatus.choices, default=TriageStatus.OPEN)
     assignee = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     claimed_at = models.DateTimeField(null=True, blank=True)
-    resolution = models.CharField(max_length=32, blank=True)
+    claim_expires_at = models.DateTimeField(null=True, blank=True)
+    resolution = models.CharField(max_length=32, blank=True, choices=Resolution.choices)
+    resolution_error_class = models.CharField(max_length=32, blank=True)
+    resolution_note = models.TextField(blank=True)
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     resolved_at = models.DateTimeField(null=True, blank=True)
+    label = models.ForeignKey("labelling.Label", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    time_spent_s = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["-priority", "created_at"]
+        # Probe-confirmed first, then how many judges agree, then oldest first.
+        ordering = ["-probe_confirmed", "-judges_agreeing", "created_at"]
+        indexes = [
+            models.Index(
+                fields=["status", "-probe_confirmed", "-judges_agreeing", "created_at"], name="triage_item_queue_order"
+            ),
+        ]
+        constraints = [
+            # A claimed item always names who holds it; an open one names nobody.
+            models.CheckConstraint(
+                condition=~Q(status="claimed") | Q(assignee__isnull=False, claim_expires_at__isnull=False),
+                name="triage_triageitem_claim_has_assignee",
+            ),
+            # Resolved exactly when a resolution is recorded.
+            models.CheckConstraint(
+                condition=(Q(status="resolved") & ~Q(resolution="")) | (~Q(status="resolved") & Q(resolution="")),
+                name="triage_triageitem_resolution_iff_resolved",
+            ),
+        ]
 
     def __str__(self):
         return f"triage {self.pk} ({self.status})"
+
+
+class ResolutionEvent(models.Model):
+    """History of an item's decisions: every resolve and every admin reopen."""
+
+    class Action(models.TextChoices):
+        RESOLVED = "resolved"
+        REOPENED = "reopened"
+
+    item = models.ForeignKey(TriageItem, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    action = models.CharField(max_length=16, choices=Action.choices)
+    resolution = models.CharField(max_length=32, blank=True)
+    error_class = models.CharField(max_length=32, blank=True)
+    note = models.TextField(blank=True)
+    label = models.ForeignKey("labelling.Label", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self):
+        return f"{self.action} {self.item_id} {self.resolution}"
+
+
+class Alert(models.Model):
+    """Something a person should look at: a judge's rate drifted or its model changed."""
+
+    class Kind(models.TextChoices):
+        CATCH_DRIFT = "catch_drift", "Catch rate left its calibration interval"
+        FALSE_REJECT_DRIFT = "false_reject_drift", "False-reject rate left its calibration interval"
+        MODEL_CHANGED = "model_changed", "Vendor-reported model id changed"
+
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    judge_version = models.ForeignKey("judges.JudgeVersion", null=True, blank=True, on_delete=models.CASCADE)
+    message = models.TextField()
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    acknowledged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return self.message
+
+
+class EstimateSnapshot(models.Model):
+    """One monitoring pass for one live judge: its live rates and the error-rate estimates."""
+
+    judge_version = models.ForeignKey("judges.JudgeVersion", on_delete=models.CASCADE, related_name="+")
+    policy = models.ForeignKey(TriagePolicy, null=True, blank=True, on_delete=models.SET_NULL)
+    computed_at = models.DateTimeField(auto_now_add=True)
+    window_start = models.DateTimeField(null=True, blank=True)
+    live_queries = models.PositiveIntegerField(default=0)
+    flag_rate = models.FloatField(null=True, blank=True)
+    calibrated_catch_rate = models.FloatField(null=True, blank=True)
+    calibrated_false_reject_rate = models.FloatField(null=True, blank=True)
+    live_catch_rate = models.FloatField(null=True, blank=True)
+    live_false_reject_rate = models.FloatField(null=True, blank=True)
+    labelled = models.PositiveIntegerField(default=0)
+    corrected_error_rate = models.FloatField(null=True, blank=True)
+    corrected_low = models.FloatField(null=True, blank=True)
+    corrected_high = models.FloatField(null=True, blank=True)
+    audit_error_rate = models.FloatField(null=True, blank=True)
+    audit_low = models.FloatField(null=True, blank=True)
+    audit_high = models.FloatField(null=True, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-computed_at"]
+
+    def __str__(self):
+        return f"estimate {self.judge_version_id} @ {self.computed_at:%Y-%m-%d %H:%M}"

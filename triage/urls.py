@@ -6,4 +6,13 @@ app_name = "triage"
 
 urlpatterns = [
     path("", views.index, name="index"),
+    path("next/", views.claim_next, name="claim_next"),
+    path("items/<int:pk>/", views.item, name="item"),
+    path("items/<int:pk>/decide/", views.decide, name="decide"),
+    path("items/<int:pk>/release/", views.release, name="release"),
+    path("items/<int:pk>/reopen/", views.reopen, name="reopen"),
+    path("resolved/", views.resolved, name="resolved"),
+    path("unjudged/", views.unjudged, name="unjudged"),
+    path("dashboard/", views.dashboard, name="dashboard"),
+    path("alerts/<int:pk>/acknowledge/", views.acknowledge_alert, name="acknowledge_alert"),
 ]

@@ -1,0 +1,43 @@
+// Triage keyboard: n = next item; on an item, w / f / u decide, 1-9 pick the error class, / focuses the note.
+(() => {
+  const typing = (el) => el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT");
+  const decisionForm = document.getElementById("decision-form");
+  const submitDecision = (resolution) => {
+    if (!decisionForm) return;
+    const errorClass = document.getElementById("error-class");
+    if (resolution === "confirmed_wrong" && !errorClass.value) {
+      errorClass.focus();
+      errorClass.setAttribute("aria-invalid", "true");
+      return;
+    }
+    document.getElementById("resolution").value = resolution;
+    decisionForm.submit();
+  };
+  if (decisionForm) {
+    decisionForm.querySelectorAll("button[data-resolution]").forEach((button) => {
+      button.addEventListener("click", () => submitDecision(button.dataset.resolution));
+    });
+  }
+  document.addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (typing(document.activeElement)) {
+      if (event.key === "Escape") document.activeElement.blur();
+      return;
+    }
+    const keys = { w: "confirmed_wrong", f: "false_alarm", u: "unclear" };
+    if (keys[event.key] && decisionForm) {
+      event.preventDefault();
+      submitDecision(keys[event.key]);
+    } else if (/^[1-9]$/.test(event.key) && decisionForm) {
+      const select = document.getElementById("error-class");
+      const option = select.options[Number(event.key)];
+      if (option) select.value = option.value;
+    } else if (event.key === "/" && decisionForm) {
+      event.preventDefault();
+      document.getElementById("note").focus();
+    } else if (event.key === "n") {
+      const next = document.getElementById("claim-next");
+      if (next) next.submit();
+    }
+  });
+})();

@@ -1,0 +1,254 @@
+"""The ingestion REST API: token authentication, scopes, serializers and the two endpoints."""
+
+from django.conf import settings
+from django.db.models import Prefetch
+from django.shortcuts import render
+from django.urls import reverse
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers, status
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.exceptions import AuthenticationFailed, NotFound
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from triage.models import ApiToken, LiveQuery
+from triage.services import api_token_touch, hash_token, live_queries_ingest
+
+MAX_BATCH = 500
+
+
+class TokenClient:
+    """The API caller: a client holding a token, not a person with a session."""
+
+    is_authenticated = True
+    is_anonymous = False
+
+    def __init__(self, token: ApiToken):
+        self.token = token
+        self.client = token.client
+
+    def __str__(self):
+        return f"api client {self.client}"
+
+
+class ApiTokenAuthentication(BaseAuthentication):
+    """`Authorization: Bearer <token>` against the hashed tokens; revoked tokens fail."""
+
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].decode().lower() not in ("bearer", "token"):
+            return None
+        if len(parts) != 2:
+            raise AuthenticationFailed("Authorization header must be 'Bearer <token>'.")
+        token = ApiToken.objects.filter(token_hash=hash_token(parts[1].decode(errors="replace"))).first()
+        if token is None or not token.is_active:
+            raise AuthenticationFailed("Invalid or revoked token.")
+        api_token_touch(token=token)
+        return TokenClient(token), token
+
+    def authenticate_header(self, request):
+        return self.keyword
+
+
+class ApiTokenScheme(OpenApiAuthenticationExtension):
+    target_class = ApiTokenAuthentication
+    name = "ApiToken"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer", "description": "An API token issued by an admin."}
+
+
+class HasScope(BasePermission):
+    """Admit a token holding the view's `required_scope`."""
+
+    message = "This token lacks the scope this endpoint needs."
+
+    def has_permission(self, request, view):
+        token = request.auth if isinstance(request.auth, ApiToken) else None
+        return token is not None and view.required_scope in (token.scopes or [])
+
+
+class QueryInSerializer(serializers.Serializer):
+    external_id = serializers.CharField(max_length=200)
+    question = serializers.CharField(max_length=20_000)
+    sql = serializers.CharField(max_length=200_000)
+    warehouse = serializers.SlugField(max_length=64)
+    dialect = serializers.ChoiceField(choices=["sqlite", "postgres"], required=False)
+    metadata = serializers.DictField(required=False, default=dict)
+
+
+class AcceptedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    status = serializers.CharField()
+    created = serializers.BooleanField(help_text="False when this external_id was already stored.")
+    status_url = serializers.URLField()
+
+
+class QueryStatusSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField()
+    status = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    policy_version = serializers.IntegerField(allow_null=True)
+    verifier = serializers.DictField()
+    verdicts = serializers.ListField(child=serializers.DictField())
+    probes = serializers.ListField(child=serializers.DictField())
+    triage = serializers.DictField(allow_null=True)
+    audited = serializers.BooleanField()
+
+
+def _field_errors(rows) -> tuple[list[dict], dict, dict]:
+    """Validate each row; return the clean rows, errors keyed by row index, and the warehouses."""
+    from probes.models import Warehouse
+
+    clean, errors = [], {}
+    for index, row in enumerate(rows):
+        serializer = QueryInSerializer(data=row)
+        if not isinstance(row, dict):
+            errors[str(index)] = {"non_field_errors": ["Each item must be a JSON object."]}
+        elif serializer.is_valid():
+            clean.append(dict(serializer.validated_data))
+        else:
+            errors[str(index)] = serializer.errors
+    known = {w.name: w for w in Warehouse.objects.filter(name__in={r["warehouse"] for r in clean})}
+    for index, row in enumerate(rows):
+        if isinstance(row, dict) and str(index) not in errors and row.get("warehouse") not in known:
+            errors[str(index)] = {"warehouse": [f"Unknown warehouse {row.get('warehouse')!r}."]}
+    return clean, errors, known
+
+
+class QueryIngestView(APIView):
+    authentication_classes = [ApiTokenAuthentication]
+    permission_classes = [HasScope]
+    required_scope = "ingest"
+
+    @extend_schema(
+        request=QueryInSerializer(many=True),
+        responses={
+            202: AcceptedSerializer(many=True),
+            200: AcceptedSerializer,
+            400: OpenApiResponse(description="Field errors, keyed by item index for a list."),
+            413: OpenApiResponse(description="Body too large."),
+        },
+        description=f"Submit one live query (an object) or up to {MAX_BATCH} (a list). Idempotent on external_id.",
+    )
+    def post(self, request):
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+        if length > settings.TRIAGE_API_MAX_BODY_BYTES:
+            return Response(
+                {"detail": f"Body of {length} bytes exceeds {settings.TRIAGE_API_MAX_BODY_BYTES}."},
+                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            )
+        payload = request.data
+        single = isinstance(payload, dict)
+        rows = [payload] if single else payload
+        if not isinstance(rows, list) or not rows:
+            return Response({"detail": "Send a JSON object or a non-empty list of objects."}, status=400)
+        if len(rows) > MAX_BATCH:
+            return Response({"detail": f"At most {MAX_BATCH} queries per request; got {len(rows)}."}, status=400)
+        clean, errors, warehouses = _field_errors(rows)
+        if errors:
+            body = errors["0"] if single else {"items": errors}
+            return Response({"detail": "Validation failed; nothing was stored.", "errors": body}, status=400)
+        ingested = live_queries_ingest(rows=clean, token=request.auth, warehouses=warehouses)
+        accepted = [
+            {
+                "id": entry.live.pk,
+                "external_id": entry.live.query.external_id,
+                "status": entry.live.status,
+                "created": entry.created,
+                "status_url": request.build_absolute_uri(reverse("triage_api:query-status", args=[entry.live.pk])),
+            }
+            for entry in ingested
+        ]
+        if single:
+            return Response(accepted[0], status=202 if accepted[0]["created"] else 200)
+        return Response(accepted, status=202)
+
+
+def live_query_status(live: LiveQuery) -> dict:
+    """Describe a live query for its client: status, verdicts, probes and resolution."""
+    item = getattr(live.query, "triage_item", None)
+    triage = None
+    if item is not None:
+        triage = {
+            "status": item.status,
+            "resolution": item.resolution or None,
+            "error_class": item.resolution_error_class or None,
+            "resolved_at": item.resolved_at,
+            "flagged_because": item.flagged_because,
+        }
+    return {
+        "id": live.pk,
+        "external_id": live.query.external_id,
+        "status": live.status,
+        "created_at": live.created_at,
+        "policy_version": live.policy.version if live.policy else None,
+        "verifier": live.verifier_result,
+        "verdicts": [
+            {
+                "judge": str(v.judge_version),
+                "judge_version_id": v.judge_version_id,
+                "decision": v.decision,
+                "reason": v.reason,
+                "error_class_guess": v.error_class_guess,
+                "model_reported": v.model_reported,
+            }
+            for v in live.query.verdicts.all()
+            if v.run_id is None
+        ],
+        "probes": [
+            {
+                "source": p.source,
+                "outcome": p.probe_run.outcome,
+                "message": p.probe_run.message,
+                "probe_sql": p.probe_run.probe_sql,
+                "figures": p.probe_run.figures,
+            }
+            for p in live.probes.all()
+        ],
+        "triage": triage,
+        "audited": live.audit_query_id is not None,
+    }
+
+
+class QueryStatusView(APIView):
+    authentication_classes = [ApiTokenAuthentication]
+    permission_classes = [HasScope]
+    required_scope = "read"
+
+    @extend_schema(responses={200: QueryStatusSerializer, 404: OpenApiResponse(description="Unknown id.")})
+    def get(self, request, pk: int):
+        from judges.models import Verdict
+
+        live = (
+            LiveQuery.objects.select_related("query__triage_item", "policy")
+            .prefetch_related(
+                Prefetch("query__verdicts", queryset=Verdict.objects.select_related("judge_version__judge")),
+                "probes__probe_run",
+            )
+            .filter(pk=pk, client=request.auth.client)
+            .first()
+        )
+        if live is None:
+            # Another client's query is as invisible as a missing one.
+            raise NotFound("No such query for this client.")
+        return Response(live_query_status(live))
+
+
+def api_docs(request):
+    """Render the OpenAPI schema as a plain page; no CDN, no JavaScript."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator(patterns=None).get_schema(request=None, public=True)
+    operations = [
+        {"path": path, "method": method.upper(), **op}
+        for path, methods in schema.get("paths", {}).items()
+        for method, op in methods.items()
+    ]
+    return render(request, "triage/api_docs.html", {"schema": schema, "operations": operations})

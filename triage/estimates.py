@@ -1,0 +1,233 @@
+"""The live error rate and judge drift: pure functions over counts and arrays.
+
+Nothing here touches the database; `triage.monitoring` loads the numbers and calls these.
+
+Two estimates of the share of live queries that are wrong:
+
+* **Corrected** (Rogan–Gladen): a judge flags a wrong query with probability `catch`
+  and a correct one with probability `false_reject`, so its flag rate is
+  `f = p·catch + (1 − p)·false_reject`; solving for `p` gives
+  `p = (f − false_reject) / (catch − false_reject)`. The interval is a parametric
+  bootstrap over the flag rate and both calibration rates.
+* **Audit**: flagged queries are labelled by triage, a random share of unflagged ones by
+  the audit sample; each stratum's error rate is weighted by its size.
+
+Drift: live catch and false-reject rates are re-measured on labels since calibration.
+Triage labels exist only for flagged queries and audit labels for a sample of unflagged
+ones, so each label is weighted by the inverse of the probability that a query of its
+stratum got labelled (Horvitz–Thompson); unweighted, the triage labels would make every
+judge look far better at catching than it is.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Interval:
+    estimate: float | None
+    low: float | None
+    high: float | None
+
+    def contains(self, value: float) -> bool:
+        return self.low is not None and self.low <= value <= self.high
+
+    def overlaps(self, other: "Interval") -> bool:
+        if None in (self.low, self.high, other.low, other.high):
+            return True
+        return self.low <= other.high and other.low <= self.high
+
+
+def rogan_gladen(flag_rate: float, catch_rate: float, false_reject_rate: float) -> float | None:
+    """Return the prevalence implied by a flag rate and a judge's two rates, clipped to [0, 1]."""
+    spread = catch_rate - false_reject_rate
+    if spread <= 0:
+        return None  # a judge no better than chance carries no information about prevalence
+    return float(np.clip((flag_rate - false_reject_rate) / spread, 0.0, 1.0))
+
+
+def rogan_gladen_interval(
+    *,
+    flagged: int,
+    judged: int,
+    caught: int,
+    wrong: int,
+    false_rejects: int,
+    correct: int,
+    draws: int = 2000,
+    seed: int = 0,
+) -> Interval:
+    """Return the corrected prevalence with a 95% bootstrap interval.
+
+    `flagged` of `judged` live queries were flagged; on calibration the judge caught
+    `caught` of `wrong` wrong queries and rejected `false_rejects` of `correct` ones.
+    Each draw resamples all three proportions, so the interval carries the calibration's
+    uncertainty as well as the live sample's.
+    """
+    if judged == 0 or wrong == 0 or correct == 0:
+        return Interval(None, None, None)
+    point = rogan_gladen(flagged / judged, caught / wrong, false_rejects / correct)
+    rng = np.random.default_rng(seed)
+    f = rng.binomial(judged, flagged / judged, draws) / judged
+    c = rng.binomial(wrong, caught / wrong, draws) / wrong
+    r = rng.binomial(correct, false_rejects / correct, draws) / correct
+    spread = c - r
+    usable = spread > 0
+    if not usable.any():
+        return Interval(point, None, None)
+    samples = np.clip((f[usable] - r[usable]) / spread[usable], 0.0, 1.0)
+    low, high = np.quantile(samples, [0.025, 0.975])
+    return Interval(point, float(low), float(high))
+
+
+def stratified_error_rate(
+    *,
+    flagged_total: int,
+    unflagged_total: int,
+    flagged_wrong: np.ndarray,
+    audit_wrong: np.ndarray,
+    draws: int = 2000,
+    seed: int = 0,
+) -> Interval:
+    """Estimate the live error rate from triage labels (flagged) and audit labels (unflagged).
+
+    `flagged_wrong` / `audit_wrong` are boolean arrays, one entry per labelled query of
+    that stratum. A stratum with queries but no labels leaves the estimate undefined.
+    """
+    flagged_wrong = np.asarray(flagged_wrong, dtype=bool)
+    audit_wrong = np.asarray(audit_wrong, dtype=bool)
+    total = flagged_total + unflagged_total
+    if total == 0:
+        return Interval(None, None, None)
+    if (flagged_total and not flagged_wrong.size) or (unflagged_total and not audit_wrong.size):
+        return Interval(None, None, None)
+    share_flagged = flagged_total / total
+
+    def combine(f_rate, u_rate):
+        return share_flagged * f_rate + (1 - share_flagged) * u_rate
+
+    f_point = flagged_wrong.mean() if flagged_wrong.size else 0.0
+    u_point = audit_wrong.mean() if audit_wrong.size else 0.0
+    rng = np.random.default_rng(seed)
+    f_draws = rng.binomial(flagged_wrong.size, f_point, draws) / max(flagged_wrong.size, 1)
+    u_draws = rng.binomial(audit_wrong.size, u_point, draws) / max(audit_wrong.size, 1)
+    low, high = np.quantile(combine(f_draws, u_draws), [0.025, 0.975])
+    return Interval(float(combine(f_point, u_point)), float(low), float(high))
+
+
+def wilson_interval(successes: int, trials: int) -> Interval:
+    """Return a proportion with its 95% Wilson score interval (sound at small n and at 0 or 1)."""
+    if trials == 0:
+        return Interval(None, None, None)
+    p = successes / trials
+    denom = 1 + Z95**2 / trials
+    centre = (p + Z95**2 / (2 * trials)) / denom
+    half = Z95 * np.sqrt(p * (1 - p) / trials + Z95**2 / (4 * trials**2)) / denom
+    return Interval(p, float(max(0.0, centre - half)), float(min(1.0, centre + half)))
+
+
+@dataclass(frozen=True)
+class LiveRates:
+    catch: Interval
+    false_reject: Interval
+    labelled: int
+    effective_wrong: float
+    effective_correct: float
+
+
+def weighted_rates(
+    *,
+    rejected: np.ndarray,
+    wrong: np.ndarray,
+    weights: np.ndarray,
+    draws: int = 1000,
+    seed: int = 0,
+) -> LiveRates:
+    """Measure a judge's catch and false-reject rates on labels weighted by 1 / P(labelled).
+
+    `rejected[i]`: the judge rejected labelled query i; `wrong[i]`: its label says wrong;
+    `weights[i]`: inverse of the chance a query of its stratum got a label. The interval is
+    a bootstrap over labelled queries, resampled with their weights.
+    """
+    rejected = np.asarray(rejected, dtype=bool)
+    wrong = np.asarray(wrong, dtype=bool)
+    weights = np.asarray(weights, dtype=float)
+
+    def rates(idx):
+        w, rj, wr = weights[idx], rejected[idx], wrong[idx]
+        w_wrong, w_correct = w[wr].sum(), w[~wr].sum()
+        catch = (w[wr & rj].sum() / w_wrong) if w_wrong else np.nan
+        false_reject = (w[~wr & rj].sum() / w_correct) if w_correct else np.nan
+        return catch, false_reject
+
+    n = rejected.size
+    if n == 0:
+        empty = Interval(None, None, None)
+        return LiveRates(empty, empty, 0, 0.0, 0.0)
+    catch, false_reject = rates(np.arange(n))
+    rng = np.random.default_rng(seed)
+    samples = np.array([rates(rng.integers(0, n, n)) for _ in range(draws)])
+
+    def interval(point, column):
+        values = samples[:, column]
+        values = values[~np.isnan(values)]
+        if np.isnan(point) or not values.size:
+            return Interval(None, None, None)
+        low, high = np.quantile(values, [0.025, 0.975])
+        return Interval(float(point), float(low), float(high))
+
+    return LiveRates(
+        catch=interval(catch, 0),
+        false_reject=interval(false_reject, 1),
+        labelled=n,
+        effective_wrong=_effective_size(weights[wrong]),
+        effective_correct=_effective_size(weights[~wrong]),
+    )
+
+
+def _effective_size(weights: np.ndarray) -> float:
+    """Kish's effective sample size: how many unweighted labels the weighted ones are worth."""
+    if not weights.size:
+        return 0.0
+    return float(weights.sum() ** 2 / (weights**2).sum())
+
+
+@dataclass(frozen=True)
+class Drift:
+    drifted: bool
+    reason: str
+
+
+def detect_drift(*, calibration: Interval, live: Interval, effective_n: float, min_effective_n: float = 20) -> Drift:
+    """Say whether a live rate has left its calibration interval.
+
+    It drifts when the live rate's own 95% interval lies wholly outside the calibration
+    interval — not merely its point estimate, which would wander out on noise alone —
+    and there are enough (effective) labels to say so.
+    """
+    if calibration.estimate is None or live.estimate is None:
+        return Drift(False, "not enough data")
+    if effective_n < min_effective_n:
+        return Drift(False, f"only {effective_n:.0f} effective labels (need {min_effective_n:.0f})")
+    if live.overlaps(calibration):
+        return Drift(False, "within the calibration interval")
+    direction = "above" if live.low > calibration.high else "below"
+    return Drift(
+        True,
+        f"live {live.estimate:.3f} [{live.low:.3f}, {live.high:.3f}] is {direction} calibration "
+        f"{calibration.estimate:.3f} [{calibration.low:.3f}, {calibration.high:.3f}]",
+    )
+
+
+def inverse_probability_weights(
+    *, flagged: np.ndarray, flagged_share_labelled: float, audit_share: float
+) -> np.ndarray:
+    """Weight each labelled query by 1 / P(a query of its stratum got labelled)."""
+    flagged = np.asarray(flagged, dtype=bool)
+    weights = np.empty(flagged.size)
+    weights[flagged] = 1 / flagged_share_labelled if flagged_share_labelled > 0 else 0.0
+    weights[~flagged] = 1 / audit_share if audit_share > 0 else 0.0
+    return weights

@@ -1,0 +1,20 @@
+from django import forms
+
+from labelling.models import ErrorClass
+from triage.models import Resolution
+
+
+class DecisionForm(forms.Form):
+    resolution = forms.ChoiceField(choices=Resolution.choices)
+    error_class = forms.ChoiceField(choices=[("", "—")] + list(ErrorClass.choices), required=False)
+    note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def clean(self):
+        data = super().clean()
+        if data.get("resolution") == Resolution.CONFIRMED_WRONG and not data.get("error_class"):
+            self.add_error("error_class", "Confirmed wrong needs an error class.")
+        return data
+
+
+class ReopenForm(forms.Form):
+    note = forms.CharField(required=False, max_length=2000)

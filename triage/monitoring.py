@@ -1,0 +1,258 @@
+"""Monitoring of live judges: load calibration and fresh labels, estimate, alert.
+
+The arithmetic lives in `triage.estimates`; this module only loads numbers from the
+database, calls it, stores an `EstimateSnapshot` and raises `Alert`s.
+"""
+
+import json
+import logging
+import urllib.request
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+
+from triage import estimates
+from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
+
+logger = logging.getLogger("triage.monitoring")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    caught: int
+    wrong: int
+    false_rejects: int
+    correct: int
+    model: str
+    calibrated_at: object  # datetime or None
+
+    @property
+    def catch(self) -> estimates.Interval:
+        return estimates.wilson_interval(self.caught, self.wrong)
+
+    @property
+    def false_reject(self) -> estimates.Interval:
+        return estimates.wilson_interval(self.false_rejects, self.correct)
+
+
+def load_calibration(judge_version) -> Calibration | None:
+    """Count the judge's catches and false rejects on its latest completed calibration run."""
+    from judges.models import CalibrationRun, Decision, RunStatus, Verdict
+    from labelling.models import GoldSetVersionItem
+
+    run = (
+        CalibrationRun.objects.filter(judge_versions=judge_version, status=RunStatus.COMPLETED)
+        .order_by("-finished_at", "-created_at")
+        .first()
+    )
+    if run is None:
+        return None
+    truth = dict(GoldSetVersionItem.objects.filter(version=run.gold_set_version_id).values_list("query_id", "decision"))
+    counts = Counter()
+    models = Counter()
+    for query_id, decision, model in Verdict.objects.filter(run=run, judge_version=judge_version, repeat=0).values_list(
+        "query_id", "decision", "model_reported"
+    ):
+        label = truth.get(query_id)
+        if decision == Decision.ERROR or label not in ("wrong", "correct"):
+            continue
+        counts[(label, decision == Decision.REJECT)] += 1
+        if model:
+            models[model] += 1
+    return Calibration(
+        caught=counts[("wrong", True)],
+        wrong=counts[("wrong", True)] + counts[("wrong", False)],
+        false_rejects=counts[("correct", True)],
+        correct=counts[("correct", True)] + counts[("correct", False)],
+        model=models.most_common(1)[0][0] if models else "",
+        calibrated_at=run.finished_at or run.created_at,
+    )
+
+
+@dataclass(frozen=True)
+class LiveSample:
+    judged: int
+    flagged_by_judge: int
+    flagged_total: int
+    unflagged_total: int
+    # One row per labelled live query the judge answered.
+    rejected: np.ndarray
+    wrong: np.ndarray
+    in_flagged_stratum: np.ndarray
+    flagged_share_labelled: float
+    audit_share_labelled: float
+    # Labels regardless of this judge, for the audit estimate.
+    flagged_wrong: np.ndarray
+    audit_wrong: np.ndarray
+    models: Counter
+
+
+def _current_label_decisions(query_ids) -> dict[int, str]:
+    """Return each query's latest current correct/wrong label (unsure labels say nothing)."""
+    from labelling.models import Label
+
+    decisions = {}
+    for query_id, decision in (
+        Label.objects.filter(query_id__in=query_ids, is_current=True, decision__in=["correct", "wrong"])
+        .order_by("created_at")
+        .values_list("query_id", "decision")
+    ):
+        decisions[query_id] = decision
+    return decisions
+
+
+def load_live_sample(judge_version, since) -> LiveSample:
+    """Load live verdicts and the labels that arrived for live queries since `since`."""
+    from judges.models import Decision, Verdict
+
+    live = LiveQuery.objects.filter(status__in=[IngestStatus.FLAGGED, IngestStatus.PASSED])
+    if since is not None:
+        live = live.filter(created_at__gte=since)
+    rows = list(live.values_list("pk", "status", "audit_query_id"))
+    flagged_ids = [pk for pk, status, _ in rows if status == IngestStatus.FLAGGED]
+    passed = [(pk, audit) for pk, status, audit in rows if status == IngestStatus.PASSED]
+    triage_labels = _current_label_decisions(flagged_ids)
+    audit_by_live = {pk: audit for pk, audit in passed if audit}
+    audit_labels_raw = _current_label_decisions(list(audit_by_live.values()))
+    audit_labels = {pk: audit_labels_raw[a] for pk, a in audit_by_live.items() if a in audit_labels_raw}
+    verdicts = {
+        query_id: (decision, model)
+        for query_id, decision, model in Verdict.objects.filter(
+            judge_version=judge_version, run__isnull=True, query_id__in=[r[0] for r in rows]
+        ).values_list("query_id", "decision", "model_reported")
+    }
+    answered = {q: d for q, (d, _) in verdicts.items() if d in (Decision.ACCEPT, Decision.REJECT)}
+    labelled = [(q, triage_labels[q], True) for q in flagged_ids if q in triage_labels] + [
+        (q, audit_labels[q], False) for q, _ in passed if q in audit_labels
+    ]
+    labelled = [(q, label, stratum) for q, label, stratum in labelled if q in answered]
+    return LiveSample(
+        judged=len(answered),
+        flagged_by_judge=sum(1 for d in answered.values() if d == Decision.REJECT),
+        flagged_total=len(flagged_ids),
+        unflagged_total=len(passed),
+        rejected=np.array([answered[q] == Decision.REJECT for q, _, _ in labelled], dtype=bool),
+        wrong=np.array([label == "wrong" for _, label, _ in labelled], dtype=bool),
+        in_flagged_stratum=np.array([stratum for _, _, stratum in labelled], dtype=bool),
+        flagged_share_labelled=len(triage_labels) / len(flagged_ids) if flagged_ids else 0.0,
+        audit_share_labelled=len(audit_labels) / len(passed) if passed else 0.0,
+        flagged_wrong=np.array([d == "wrong" for d in triage_labels.values()], dtype=bool),
+        audit_wrong=np.array([d == "wrong" for d in audit_labels.values()], dtype=bool),
+        models=Counter(m for _, (_, m) in verdicts.items() if m),
+    )
+
+
+def send_alert(*, kind: str, judge_version, message: str, details: dict) -> Alert | None:
+    """Raise an alert once: banner (a row), a log line, and the webhook if one is configured."""
+    open_same = Alert.objects.filter(kind=kind, judge_version=judge_version, acknowledged_at__isnull=True)
+    if open_same.exists():
+        return None
+    alert = Alert.objects.create(kind=kind, judge_version=judge_version, message=message, details=details)
+    logger.warning("triage alert %s for %s: %s", kind, judge_version, message)
+    url = getattr(settings, "TRIAGE_ALERT_WEBHOOK_URL", "")
+    if url:
+        body = json.dumps({"kind": kind, "judge": str(judge_version), "message": message, "details": details})
+        request = urllib.request.Request(url, data=body.encode(), headers={"Content-Type": "application/json"})
+        try:
+            urllib.request.urlopen(request, timeout=5).close()  # noqa: S310 - URL from the operator's environment
+        except OSError:
+            logger.exception("triage: alert webhook failed; the alert is still on the dashboard")
+    return alert
+
+
+def monitor_judge(judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]:
+    """Re-measure one live judge, store its estimates, and alert on drift or a model change."""
+    calibration = load_calibration(judge_version)
+    since = calibration.calibrated_at if calibration else None
+    sample = load_live_sample(judge_version, since)
+    weights = estimates.inverse_probability_weights(
+        flagged=sample.in_flagged_stratum,
+        flagged_share_labelled=sample.flagged_share_labelled,
+        audit_share=sample.audit_share_labelled,
+    )
+    rates = estimates.weighted_rates(rejected=sample.rejected, wrong=sample.wrong, weights=weights)
+    audit = estimates.stratified_error_rate(
+        flagged_total=sample.flagged_total,
+        unflagged_total=sample.unflagged_total,
+        flagged_wrong=sample.flagged_wrong,
+        audit_wrong=sample.audit_wrong,
+    )
+    corrected = estimates.Interval(None, None, None)
+    alerts = []
+    if calibration is not None:
+        corrected = estimates.rogan_gladen_interval(
+            flagged=sample.flagged_by_judge,
+            judged=sample.judged,
+            caught=calibration.caught,
+            wrong=calibration.wrong,
+            false_rejects=calibration.false_rejects,
+            correct=calibration.correct,
+        )
+        checks = [
+            (Alert.Kind.CATCH_DRIFT, "catch rate", calibration.catch, rates.catch, rates.effective_wrong),
+            (
+                Alert.Kind.FALSE_REJECT_DRIFT,
+                "false-reject rate",
+                calibration.false_reject,
+                rates.false_reject,
+                rates.effective_correct,
+            ),
+        ]
+        for kind, name, calibrated, live, effective_n in checks:
+            drift = estimates.detect_drift(calibration=calibrated, live=live, effective_n=effective_n)
+            if drift.drifted:
+                alert = send_alert(
+                    kind=kind,
+                    judge_version=judge_version,
+                    message=f"{judge_version} {name}: {drift.reason}",
+                    details={},
+                )
+                alerts.append(alert)
+        changed = sorted(m for m in sample.models if calibration.model and m != calibration.model)
+        if changed:
+            alerts.append(
+                send_alert(
+                    kind=Alert.Kind.MODEL_CHANGED,
+                    judge_version=judge_version,
+                    message=f"{judge_version} calibrated on {calibration.model!r} now reports {', '.join(changed)}",
+                    details={"calibrated": calibration.model, "live": changed},
+                )
+            )
+    snapshot = EstimateSnapshot.objects.create(
+        judge_version=judge_version,
+        policy=policy,
+        window_start=since,
+        live_queries=sample.judged,
+        flag_rate=sample.flagged_by_judge / sample.judged if sample.judged else None,
+        calibrated_catch_rate=calibration.catch.estimate if calibration else None,
+        calibrated_false_reject_rate=calibration.false_reject.estimate if calibration else None,
+        live_catch_rate=rates.catch.estimate,
+        live_false_reject_rate=rates.false_reject.estimate,
+        labelled=rates.labelled,
+        corrected_error_rate=corrected.estimate,
+        corrected_low=corrected.low,
+        corrected_high=corrected.high,
+        audit_error_rate=audit.estimate,
+        audit_low=audit.low,
+        audit_high=audit.high,
+        details={
+            "flagged_total": sample.flagged_total,
+            "unflagged_total": sample.unflagged_total,
+            "flagged_share_labelled": sample.flagged_share_labelled,
+            "audit_share_labelled": sample.audit_share_labelled,
+        },
+    )
+    return snapshot, [a for a in alerts if a is not None]
+
+
+def monitor_live_judges() -> list[tuple[EstimateSnapshot, list[Alert]]]:
+    """Monitor every judge of the policy in force (the work of `manage.py monitor_judges`)."""
+    from triage.services import current_policy
+
+    policy = current_policy()
+    if policy is None:
+        return []
+    versions = policy.judge_versions.select_related("judge").order_by("pk")
+    return [monitor_judge(version, policy) for version in versions]

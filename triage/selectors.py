@@ -1,0 +1,212 @@
+"""Reads of the triage app: the queue, an item's evidence, the dashboard figures."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from triage.models import (
+    Alert,
+    EstimateSnapshot,
+    IngestStatus,
+    LiveQuery,
+    Resolution,
+    TriageItem,
+    TriageStatus,
+)
+from triage.services import claimable_q, current_policy
+
+
+@dataclass(frozen=True)
+class QueueFilters:
+    warehouse: str = ""
+    judge_version: int | None = None
+    error_class: str = ""
+    older_than_minutes: int | None = None
+
+    @classmethod
+    def from_query_dict(cls, data) -> "QueueFilters":
+        def as_int(name):
+            raw = data.get(name, "")
+            return int(raw) if str(raw).isdigit() else None
+
+        return cls(
+            warehouse=data.get("warehouse", ""),
+            judge_version=as_int("judge"),
+            error_class=data.get("error_class", ""),
+            older_than_minutes=as_int("older_than"),
+        )
+
+    def apply(self, queryset):
+        if self.warehouse:
+            queryset = queryset.filter(query__warehouse__name=self.warehouse)
+        if self.judge_version:
+            queryset = queryset.filter(rejecting_judges=self.judge_version)
+        if self.error_class:
+            queryset = queryset.filter(error_class_guess=self.error_class)
+        if self.older_than_minutes:
+            queryset = queryset.filter(created_at__lt=timezone.now() - timedelta(minutes=self.older_than_minutes))
+        return queryset
+
+
+def queue_items(*, filters: QueueFilters, limit: int = 100) -> list[TriageItem]:
+    """Claimable items in queue order, each marked with whether it breaches the SLA."""
+    policy = current_policy()
+    sla = timedelta(minutes=policy.sla_minutes if policy else 240)
+    now = timezone.now()
+    items = list(
+        filters.apply(TriageItem.objects.filter(claimable_q(now)))
+        .select_related("query__warehouse")
+        .order_by("-probe_confirmed", "-judges_agreeing", "created_at")[:limit]
+    )
+    for item in items:
+        item.sla_breached = now - item.created_at > sla
+    return items
+
+
+def claimed_items() -> list[TriageItem]:
+    return list(
+        TriageItem.objects.filter(status=TriageStatus.CLAIMED, claim_expires_at__gte=timezone.now()).select_related(
+            "query", "assignee"
+        )
+    )
+
+
+def resolved_items(*, limit: int = 200):
+    return (
+        TriageItem.objects.filter(status=TriageStatus.RESOLVED)
+        .select_related("query__warehouse", "resolved_by")
+        .order_by("-resolved_at")[:limit]
+    )
+
+
+def unjudged_queries(*, limit: int = 200):
+    """Live queries every judge errored on: nobody has checked them, so people should see them."""
+    return LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).select_related("query__warehouse")[:limit]
+
+
+def item_evidence(item: TriageItem) -> dict:
+    """Gather everything the analyst reads: verdicts, probes in plain words, verifier, preview."""
+    from judges.models import Verdict
+
+    live = LiveQuery.objects.filter(pk=item.query_id).first()
+    verdicts = list(
+        Verdict.objects.filter(query_id=item.query_id, run__isnull=True).select_related("judge_version__judge")
+    )
+    probes = list(live.probes.select_related("probe_run").all()) if live else []
+    similar = (
+        TriageItem.objects.filter(query__fingerprint=item.query.fingerprint, status=TriageStatus.RESOLVED)
+        .exclude(pk=item.pk)
+        .select_related("query", "resolved_by")
+        .order_by("-resolved_at")[:10]
+        if item.query.fingerprint
+        else []
+    )
+    return {
+        "live": live,
+        "verdicts": verdicts,
+        "probes": probes,
+        "verifier": live.verifier_result if live else {},
+        "preview": live.result_preview if live else {},
+        "similar": similar,
+        "events": item.events.select_related("actor").all(),
+    }
+
+
+AGE_BUCKETS = [
+    ("< 15 min", timedelta(minutes=15)),
+    ("15–60 min", timedelta(hours=1)),
+    ("1–4 h", timedelta(hours=4)),
+    ("4–24 h", timedelta(days=1)),
+    ("> 1 day", None),
+]
+
+
+def age_distribution(now=None) -> list[dict]:
+    """Count waiting items by age bucket, for the dashboard's bar chart."""
+    now = now or timezone.now()
+    ages = [
+        now - created for created in TriageItem.objects.filter(claimable_q(now)).values_list("created_at", flat=True)
+    ]
+    rows, lower = [], timedelta(0)
+    for name, upper in AGE_BUCKETS:
+        count = sum(1 for age in ages if age >= lower and (upper is None or age < upper))
+        rows.append({"name": name, "count": count})
+        lower = upper or lower
+    peak = max((r["count"] for r in rows), default=0) or 1
+    for row in rows:
+        row["width"] = round(100 * row["count"] / peak)
+    return rows
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def judge_live_precision(*, since=None) -> list[dict]:
+    """For each judge: share of its resolved flags the analysts confirmed wrong (unclear excluded)."""
+    from judges.models import JudgeVersion
+
+    resolved = TriageItem.objects.filter(status=TriageStatus.RESOLVED).exclude(resolution=Resolution.UNCLEAR)
+    if since:
+        resolved = resolved.filter(resolved_at__gte=since)
+    rows = []
+    for version in JudgeVersion.objects.filter(
+        pk__in=resolved.values_list("rejecting_judges", flat=True)
+    ).select_related("judge"):
+        mine = resolved.filter(rejecting_judges=version)
+        decided = mine.count()
+        confirmed = mine.filter(resolution=Resolution.CONFIRMED_WRONG).count()
+        rows.append({"judge": str(version), "flags": decided, "confirmed": confirmed, "precision": confirmed / decided})
+    for row in rows:
+        row["width"] = round(100 * row["precision"])
+    return sorted(rows, key=lambda r: -r["precision"])
+
+
+def dashboard_figures() -> dict:
+    """Collect the queue dashboard: depth, ages, resolution times, throughput, precision."""
+    now = timezone.now()
+    week = now - timedelta(days=7)
+    resolved_week = TriageItem.objects.filter(status=TriageStatus.RESOLVED, resolved_at__gte=week)
+    waits = [
+        (resolved - created).total_seconds() / 60
+        for created, resolved in resolved_week.values_list("created_at", "resolved_at")
+    ]
+    spent = [s for s in resolved_week.values_list("time_spent_s", flat=True) if s is not None]
+    throughput = (
+        resolved_week.values("resolved_by__username")
+        .annotate(
+            week=Count("pk"),
+            day=Count("pk", filter=Q(resolved_at__gte=now - timedelta(days=1))),
+        )
+        .order_by("-week")
+    )
+    return {
+        "depth_open": TriageItem.objects.filter(claimable_q(now)).count(),
+        "depth_claimed": TriageItem.objects.filter(status=TriageStatus.CLAIMED, claim_expires_at__gte=now).count(),
+        "pending": LiveQuery.objects.filter(status__in=[IngestStatus.PENDING, IngestStatus.PROCESSING]).count(),
+        "unjudged": LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).count(),
+        "ages": age_distribution(now),
+        "resolution_minutes_p50": _percentile(waits, 0.5),
+        "resolution_minutes_p90": _percentile(waits, 0.9),
+        "seconds_spent_p50": _percentile(spent, 0.5),
+        "throughput": list(throughput),
+        "precision": judge_live_precision(since=week),
+        "alerts": Alert.objects.filter(acknowledged_at__isnull=True).select_related("judge_version__judge")[:20],
+        "estimates": EstimateSnapshot.objects.select_related("judge_version__judge")[:60],
+        "estimate_series": estimate_series(),
+    }
+
+
+def estimate_series(*, limit: int = 200) -> list[dict]:
+    """Group recent estimate snapshots per judge, oldest first, for the over-time chart."""
+    series: dict[int, dict] = {}
+    snapshots = EstimateSnapshot.objects.select_related("judge_version__judge").order_by("-computed_at")[:limit]
+    for snap in reversed(list(snapshots)):
+        entry = series.setdefault(snap.judge_version_id, {"judge": str(snap.judge_version), "points": []})
+        entry["points"].append(snap)
+    return list(series.values())

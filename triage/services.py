@@ -1,0 +1,407 @@
+"""Writes of the triage app: tokens, policy versions, ingestion, enqueueing, the queue.
+
+Every function here is keyword-only and either atomic or deliberately outside a
+transaction (publishing to the broker must happen after commit, never inside it).
+"""
+
+import hashlib
+import logging
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Max, Q
+from django.utils import timezone
+
+from config.roles import ADMIN, has_role
+from triage.models import (
+    ApiToken,
+    IngestStatus,
+    LiveQuery,
+    Resolution,
+    ResolutionEvent,
+    TriageItem,
+    TriagePolicy,
+    TriageStatus,
+)
+
+logger = logging.getLogger(__name__)
+
+TOKEN_SCOPES = ("ingest", "read")
+TOKEN_PREFIX = "dkt"
+
+
+# --- API tokens ---------------------------------------------------------------------------
+
+
+def hash_token(plaintext: str) -> str:
+    """Hash a token for storage; tokens are long random strings, so SHA-256 suffices."""
+    return hashlib.sha256(plaintext.encode()).hexdigest()
+
+
+@transaction.atomic
+def api_token_issue(*, client: str, scopes: list[str], name: str = "", created_by=None) -> tuple[ApiToken, str]:
+    """Create a token for a client and return it with its plaintext (shown only once)."""
+    unknown = sorted(set(scopes) - set(TOKEN_SCOPES))
+    if unknown or not scopes:
+        raise ValidationError({"scopes": f"Scopes must be a non-empty subset of {list(TOKEN_SCOPES)}; got {scopes}."})
+    prefix = secrets.token_hex(4)
+    plaintext = f"{TOKEN_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
+    token = ApiToken(
+        client=client,
+        name=name,
+        prefix=prefix,
+        token_hash=hash_token(plaintext),
+        scopes=sorted(set(scopes)),
+        created_by=created_by,
+    )
+    token.full_clean()
+    token.save()
+    return token, plaintext
+
+
+def api_token_revoke(*, token: ApiToken) -> None:
+    """Revoke a token; requests with it are refused from now on."""
+    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def api_token_touch(*, token: ApiToken) -> None:
+    """Record use at most once a minute, so authentication does not write on every request."""
+    now = timezone.now()
+    if token.last_used_at and token.last_used_at > now - timedelta(minutes=1):
+        return
+    ApiToken.objects.filter(pk=token.pk).filter(
+        Q(last_used_at__isnull=True) | Q(last_used_at__lt=now - timedelta(minutes=1))
+    ).update(last_used_at=now)
+
+
+# --- Policy -----------------------------------------------------------------------------
+
+POLICY_FIELDS = (
+    "flag_rule",
+    "k",
+    "run_verifier",
+    "flag_on_verifier_failure",
+    "run_fanout_detector",
+    "audit_share",
+    "sla_minutes",
+    "claim_timeout_minutes",
+)
+
+
+def current_policy() -> TriagePolicy | None:
+    return TriagePolicy.objects.order_by("-version").first()
+
+
+@transaction.atomic
+def policy_publish(*, changes: dict, judge_versions=None, created_by=None, note: str = "") -> TriagePolicy:
+    """Publish a new policy version: the current one with `changes` applied."""
+    base = current_policy()
+    values = {field: getattr(base, field) for field in POLICY_FIELDS} if base else {}
+    values.update(changes)
+    number = (TriagePolicy.objects.aggregate(m=Max("version"))["m"] or 0) + 1
+    policy = TriagePolicy(version=number, created_by=created_by, note=note, **values)
+    policy.full_clean()
+    policy.save()
+    if judge_versions is None and base is not None:
+        judge_versions = list(base.judge_versions.all())
+    policy.judge_versions.set(judge_versions or [])
+    return policy
+
+
+# --- Ingestion -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IngestedQuery:
+    live: LiveQuery
+    created: bool
+
+
+def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> list[LiveQuery]:
+    """Insert fresh rows as queries and their live rows, marked as sent to the broker now."""
+    from labelling.models import Query, QuerySource
+
+    if not rows:
+        return []
+    queries = Query.objects.bulk_create(
+        [
+            Query(
+                question=row["question"],
+                sql=row["sql"],
+                dialect=row.get("dialect") or warehouses[row["warehouse"]].dialect,
+                warehouse=warehouses[row["warehouse"]],
+                source=QuerySource.LIVE,
+                external_id=row["external_id"],
+                metadata=row.get("metadata") or {},
+            )
+            for row in rows
+        ]
+    )
+    if queries[0].pk is None:  # backends that do not return ids from bulk inserts
+        ids = dict(
+            Query.objects.filter(
+                source=QuerySource.LIVE, gold_set=None, external_id__in=[r["external_id"] for r in rows]
+            ).values_list("external_id", "pk")
+        )
+        for query in queries:
+            query.pk = ids[query.external_id]
+    client = token.client if token else ""
+    # enqueued_at records the publish attempt made right after commit; a failed publish
+    # clears it, and the sweeper re-sends anything still pending after a while either way.
+    now = timezone.now()
+    lives = [LiveQuery(query=q, api_token=token, client=client, enqueued_at=now, enqueue_attempts=1) for q in queries]
+    LiveQuery.objects.bulk_create(lives)
+    return lives
+
+
+def live_queries_ingest(*, rows: list[dict], token: ApiToken | None = None, warehouses=None) -> list[IngestedQuery]:
+    """Store validated rows as live queries, idempotently on external_id; enqueue after commit.
+
+    Re-posting an external id returns the stored query, never a second one. Rows must
+    already be validated (warehouse names exist; pass the Warehouse rows by name if the
+    caller has them). Publishing to the broker happens after the commit; if it fails, the
+    rows stay `pending` for the sweeper.
+    """
+    from labelling.models import Query, QuerySource
+    from probes.models import Warehouse
+
+    if warehouses is None:
+        warehouses = {w.name: w for w in Warehouse.objects.filter(name__in={r["warehouse"] for r in rows})}
+    ids = [row["external_id"] for row in rows]
+    for attempt in range(2):
+        try:
+            with transaction.atomic():
+                by_external = {}
+                stored = Query.objects.filter(source=QuerySource.LIVE, gold_set=None, external_id__in=ids)
+                for query in stored.select_related("live"):
+                    live = getattr(query, "live", None)
+                    if live is None:
+                        # A live query stored by another path without its live row: add it, never a duplicate.
+                        live = LiveQuery.objects.create(
+                            query=query, api_token=token, client=token.client if token else ""
+                        )
+                    by_external[query.external_id] = live
+                fresh, seen = [], set(by_external)
+                for row in rows:
+                    if row["external_id"] not in seen:
+                        seen.add(row["external_id"])
+                        fresh.append(row)
+                new_lives = _insert_new(fresh, token, warehouses)
+                by_external.update({live.query.external_id: live for live in new_lives})
+                fresh_ids = [live.pk for live in new_lives]
+                if fresh_ids:
+                    transaction.on_commit(lambda ids=fresh_ids: live_queries_enqueue(ids=ids))
+            break
+        except IntegrityError:
+            # A concurrent post of the same external id won the race; the retry finds it.
+            if attempt == 1:
+                raise
+    fresh_set = {r["external_id"] for r in fresh}
+    return [
+        IngestedQuery(live=by_external[row["external_id"]], created=row["external_id"] in fresh_set) for row in rows
+    ]
+
+
+def live_queries_enqueue(*, ids: list[int]) -> int:
+    """Publish pipeline tasks for the given live queries; return how many were published.
+
+    Must run outside any transaction (after commit). A broker that is down leaves the rest
+    `pending` with no publish time: the error is logged, nothing is raised to the client,
+    and the sweeper sends them later.
+    """
+    from triage.tasks import process_live_query
+
+    for index, live_id in enumerate(ids):
+        try:
+            process_live_query.apply_async(
+                args=[live_id],
+                retry=True,
+                retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
+            )
+        except Exception:  # noqa: BLE001 - any publish failure means "broker unavailable"
+            unsent = ids[index:]
+            LiveQuery.objects.filter(pk__in=unsent).update(enqueued_at=None)
+            logger.exception(
+                "triage: could not publish the pipeline task for live query %s; %d queries stay pending",
+                live_id,
+                len(unsent),
+            )
+            return index
+    return len(ids)
+
+
+def live_queries_requeue_stale(*, older_than: timedelta = timedelta(minutes=2), limit: int = 1000) -> int:
+    """Re-publish live queries pending (or stuck processing) for longer than `older_than`."""
+    cutoff = timezone.now() - older_than
+    stale = (
+        LiveQuery.objects.filter(
+            Q(status=IngestStatus.PENDING, created_at__lt=cutoff)
+            & (Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=cutoff))
+        )
+        | LiveQuery.objects.filter(status=IngestStatus.PROCESSING, started_at__lt=cutoff - older_than * 4)
+    ).order_by("created_at")
+    ids = list(stale.values_list("pk", flat=True)[:limit])
+    if not ids:
+        return 0
+    LiveQuery.objects.filter(pk__in=ids).update(enqueued_at=timezone.now(), enqueue_attempts=F("enqueue_attempts") + 1)
+    published = live_queries_enqueue(ids=ids)
+    logger.info("triage: re-enqueued %d of %d stale live queries", published, len(ids))
+    return published
+
+
+# --- The analyst queue -------------------------------------------------------------------
+
+
+def claimable_q(now=None) -> Q:
+    """Items an analyst may claim: open ones and claims that have expired."""
+    now = now or timezone.now()
+    return Q(status=TriageStatus.OPEN) | Q(status=TriageStatus.CLAIMED, claim_expires_at__lt=now)
+
+
+def _claim_timeout(policy: TriagePolicy | None) -> timedelta:
+    return timedelta(minutes=policy.claim_timeout_minutes if policy else 15)
+
+
+def triage_item_claim_next(*, analyst, queryset=None) -> TriageItem | None:
+    """Claim the most useful claimable item for an analyst; two analysts never get the same.
+
+    An analyst who still holds an unexpired claim gets that item back first. On
+    PostgreSQL the candidate row is locked with FOR UPDATE SKIP LOCKED; elsewhere a
+    conditional update decides who wins each row.
+    """
+    now = timezone.now()
+    held = TriageItem.objects.filter(status=TriageStatus.CLAIMED, assignee=analyst, claim_expires_at__gte=now).first()
+    if held:
+        return held
+    base = (queryset if queryset is not None else TriageItem.objects.all()).filter(claimable_q(now))
+    base = base.order_by("-probe_confirmed", "-judges_agreeing", "created_at")
+    if connection.vendor == "postgresql":
+        with transaction.atomic():
+            item = base.select_for_update(skip_locked=True, of=("self",)).first()
+            if item is None:
+                return None
+            _mark_claimed(item, analyst, now)
+            return item
+    for candidate_id in base.values_list("pk", flat=True)[:50]:
+        expires = now + _claim_timeout(current_policy())
+        won = (
+            TriageItem.objects.filter(pk=candidate_id)
+            .filter(claimable_q(now))
+            .update(status=TriageStatus.CLAIMED, assignee=analyst, claimed_at=now, claim_expires_at=expires)
+        )
+        if won:
+            return TriageItem.objects.get(pk=candidate_id)
+    return None
+
+
+def _mark_claimed(item: TriageItem, analyst, now) -> None:
+    item.status = TriageStatus.CLAIMED
+    item.assignee = analyst
+    item.claimed_at = now
+    item.claim_expires_at = now + _claim_timeout(item.policy)
+    item.save(update_fields=["status", "assignee", "claimed_at", "claim_expires_at"])
+
+
+def triage_item_release(*, item: TriageItem, analyst) -> None:
+    """Give a claimed item back to the queue."""
+    TriageItem.objects.filter(pk=item.pk, status=TriageStatus.CLAIMED, assignee=analyst).update(
+        status=TriageStatus.OPEN, assignee=None, claimed_at=None, claim_expires_at=None
+    )
+
+
+RESOLUTION_TO_LABEL = {
+    Resolution.CONFIRMED_WRONG: "wrong",
+    Resolution.FALSE_ALARM: "correct",
+    Resolution.UNCLEAR: "unsure",
+}
+
+
+@transaction.atomic
+def triage_item_resolve(*, item_id: int, analyst, resolution: str, error_class: str = "", note: str = ""):
+    """Record an analyst's decision on an item they hold, as a `triage` label on its query."""
+    from labelling.models import ErrorClass, Label, LabelSource
+
+    item = TriageItem.objects.select_for_update().get(pk=item_id)
+    now = timezone.now()
+    holds_claim = item.status == TriageStatus.CLAIMED and item.assignee_id == analyst.pk
+    if not holds_claim and not (has_role(analyst, ADMIN) and item.status != TriageStatus.RESOLVED):
+        raise PermissionDenied("Claim the item before deciding it (your claim may have expired).")
+    if resolution not in Resolution.values:
+        raise ValidationError({"resolution": f"Unknown resolution {resolution!r}."})
+    if resolution == Resolution.CONFIRMED_WRONG:
+        if error_class not in ErrorClass.values:
+            raise ValidationError({"error_class": "Confirmed wrong needs an error class."})
+    else:
+        error_class = ""
+    Label.objects.filter(query_id=item.query_id, labeller=analyst, is_current=True).update(is_current=False)
+    label = Label(
+        query_id=item.query_id,
+        labeller=analyst,
+        decision=RESOLUTION_TO_LABEL[resolution],
+        error_class=error_class,
+        note=note,
+        source=LabelSource.TRIAGE,
+    )
+    label.full_clean()
+    label.save()
+    started = item.claimed_at or item.created_at
+    item.status = TriageStatus.RESOLVED
+    item.resolution = resolution
+    item.resolution_error_class = error_class
+    item.resolution_note = note
+    item.resolved_by = analyst
+    item.resolved_at = now
+    item.label = label
+    item.time_spent_s = (now - started).total_seconds()
+    item.claim_expires_at = None
+    item.save()
+    ResolutionEvent.objects.create(
+        item=item,
+        actor=analyst,
+        action=ResolutionEvent.Action.RESOLVED,
+        resolution=resolution,
+        error_class=error_class,
+        note=note,
+        label=label,
+    )
+    return label
+
+
+@transaction.atomic
+def triage_item_reopen(*, item_id: int, admin, note: str = "") -> TriageItem:
+    """Reverse a resolution (admin only): its label becomes history, the item returns to the queue."""
+    from labelling.models import Label
+
+    if not has_role(admin, ADMIN):
+        raise PermissionDenied("Only an admin can reopen a resolved item.")
+    item = TriageItem.objects.select_for_update().get(pk=item_id)
+    if item.status != TriageStatus.RESOLVED:
+        raise ValidationError("Only a resolved item can be reopened.")
+    if item.label_id:
+        Label.objects.filter(pk=item.label_id).update(is_current=False)
+    ResolutionEvent.objects.create(
+        item=item, actor=admin, action=ResolutionEvent.Action.REOPENED, resolution=item.resolution, note=note
+    )
+    item.status = TriageStatus.OPEN
+    item.resolution = ""
+    item.resolution_error_class = ""
+    item.resolution_note = ""
+    item.resolved_by = None
+    item.resolved_at = None
+    item.label = None
+    item.assignee = None
+    item.claimed_at = None
+    item.claim_expires_at = None
+    item.save()
+    return item
+
+
+def alert_acknowledge(*, alert_id: int, user) -> None:
+    from triage.models import Alert
+
+    Alert.objects.filter(pk=alert_id, acknowledged_at__isnull=True).update(
+        acknowledged_at=timezone.now(), acknowledged_by=user
+    )

@@ -1,0 +1,106 @@
+"""The pipeline's flagging logic: a pure function over check results and the policy rule."""
+
+import pytest
+
+from triage.pipeline import FlagRuleSpec, JudgeVote, ProbeFinding, VerifierOutcome, audit_draw, decide
+
+
+def votes(*decisions, guess=""):
+    return [JudgeVote(i + 1, d, guess if d == "reject" else "") for i, d in enumerate(decisions)]
+
+
+ANY = FlagRuleSpec("any")
+MAJORITY = FlagRuleSpec("majority")
+
+
+def test_any_rule_flags_on_a_single_reject():
+    assert decide(verifier=None, votes=votes("accept", "reject", "accept"), probes=[], rule=ANY).flagged
+
+
+def test_all_accepts_pass():
+    decision = decide(verifier=None, votes=votes("accept", "accept"), probes=[], rule=ANY)
+    assert not decision.flagged and not decision.unjudged
+
+
+def test_a_judge_fault_never_flags_by_itself():
+    decision = decide(verifier=None, votes=votes("error", "accept"), probes=[], rule=ANY)
+    assert not decision.flagged
+    assert decision.judges_answered == 1
+
+
+def test_every_judge_erroring_makes_the_query_unjudged_not_passed():
+    decision = decide(verifier=None, votes=votes("error", "error"), probes=[], rule=ANY)
+    assert decision.unjudged and not decision.flagged
+
+
+def test_no_configured_judges_is_not_unjudged():
+    assert not decide(verifier=None, votes=[], probes=[], rule=ANY).unjudged
+
+
+def test_majority_counts_only_answering_judges():
+    assert decide(verifier=None, votes=votes("reject", "reject", "accept"), probes=[], rule=MAJORITY).flagged
+    assert not decide(verifier=None, votes=votes("reject", "accept"), probes=[], rule=MAJORITY).flagged
+    # Two faults and one reject: the one judge that answered rejected.
+    assert decide(verifier=None, votes=votes("reject", "error", "error"), probes=[], rule=MAJORITY).flagged
+
+
+@pytest.mark.parametrize(("k", "expected"), [(1, True), (2, True), (3, False)])
+def test_k_of_n_needs_k_rejects(k, expected):
+    rule = FlagRuleSpec("k_of_n", k=k)
+    assert decide(verifier=None, votes=votes("reject", "reject", "accept"), probes=[], rule=rule).flagged is expected
+
+
+def test_verifier_failure_flags_when_the_policy_says_so():
+    failed = VerifierOutcome(False, "unknown_object", "no column orders.totl")
+    decision = decide(verifier=failed, votes=votes("accept"), probes=[], rule=ANY)
+    assert decision.flagged and decision.verifier_failed
+    assert decision.error_class_guess == "unknown_object"
+    quiet = FlagRuleSpec("any", flag_on_verifier_failure=False)
+    assert not decide(verifier=failed, votes=votes("accept"), probes=[], rule=quiet).flagged
+
+
+def test_verifier_only_rule_ignores_judges():
+    rule = FlagRuleSpec("verifier_only")
+    assert not decide(verifier=VerifierOutcome(True), votes=votes("reject", "reject"), probes=[], rule=rule).flagged
+
+
+def test_a_confirmed_probe_flags_and_wins_the_error_class_guess():
+    probe = ProbeFinding(
+        "fanout_detector", "confirmed", "order_items fans out order_id: 1,214 rows for 412 distinct keys"
+    )
+    decision = decide(verifier=None, votes=votes("accept", "reject", guess="misread_intent"), probes=[probe], rule=ANY)
+    assert decision.flagged and decision.probe_confirmed
+    assert decision.error_class_guess == "join_fanout"
+    assert any("1,214 rows" in reason for reason in decision.reasons)
+
+
+@pytest.mark.parametrize("outcome", ["refused", "error", "refuted"])
+def test_a_probe_that_does_not_confirm_fails_open(outcome):
+    decision = decide(verifier=None, votes=votes("accept"), probes=[ProbeFinding("x", outcome)], rule=ANY)
+    assert not decision.flagged and not decision.probe_confirmed
+
+
+def test_error_class_guess_is_the_rejecting_judges_most_common():
+    vs = [
+        JudgeVote(1, "reject", "missing_filter"),
+        JudgeVote(2, "reject", "missing_filter"),
+        JudgeVote(3, "reject", "x"),
+    ]
+    decision = decide(verifier=None, votes=vs, probes=[], rule=ANY)
+    assert decision.error_class_guess == "missing_filter"
+    assert decision.judges_agreeing == 3 and decision.rejecting_judge_ids == [1, 2, 3]
+
+
+def test_priority_orders_probe_then_agreement():
+    confirmed = decide(verifier=None, votes=votes("reject"), probes=[ProbeFinding("f", "confirmed")], rule=ANY)
+    three = decide(verifier=None, votes=votes("reject", "reject", "reject"), probes=[], rule=ANY)
+    one = decide(verifier=None, votes=votes("reject"), probes=[], rule=ANY)
+    assert confirmed.priority > three.priority > one.priority
+
+
+def test_audit_draw_is_deterministic_and_close_to_its_share():
+    keys = [str(i) for i in range(20_000)]
+    drawn = [audit_draw(key=k, share=0.1) for k in keys]
+    assert drawn == [audit_draw(key=k, share=0.1) for k in keys]
+    assert abs(sum(drawn) / len(keys) - 0.1) < 0.01
+    assert not any(audit_draw(key=k, share=0.0) for k in keys[:100])

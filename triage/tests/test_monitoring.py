@@ -1,0 +1,172 @@
+"""monitor_judges: calibration and fresh live labels in the database → estimates and alerts."""
+
+import logging
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from judges.models import CalibrationRun, RunStatus, Verdict
+from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Label, LabelSource, Query, QuerySource
+from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
+from triage.services import policy_publish
+from triage.tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+def calibrate(version, *, wrong=100, correct=300, catch=0.6, false_reject=0.1, model="sim-model-1"):
+    gold = GoldSet.objects.create(name=f"gold-{version.pk}")
+    gold_version = GoldSetVersion.objects.create(gold_set=gold, number=1)
+    run = CalibrationRun.objects.create(
+        gold_set_version=gold_version, status=RunStatus.COMPLETED, repeats=1, finished_at=timezone.now()
+    )
+    run.judge_versions.add(version)
+    truth = [True] * wrong + [False] * correct
+    queries = Query.objects.bulk_create(
+        [Query(question="q", sql="SELECT 1", gold_set=gold, external_id=f"g{i}") for i in range(len(truth))]
+    )
+    GoldSetVersionItem.objects.bulk_create(
+        [
+            GoldSetVersionItem(version=gold_version, query=q, decision="wrong" if w else "correct")
+            for q, w in zip(queries, truth, strict=True)
+        ]
+    )
+    caught, rejected = round(wrong * catch), round(correct * false_reject)
+    decisions = ["reject"] * caught + ["accept"] * (wrong - caught) + ["reject"] * rejected
+    decisions += ["accept"] * (correct - rejected)
+    Verdict.objects.bulk_create(
+        [
+            Verdict(judge_version=version, query=q, run=run, decision=d, model_reported=model)
+            for q, d in zip(queries, decisions, strict=True)
+        ]
+    )
+
+
+def live_traffic(version, *, n=1500, prevalence=0.2, catch=0.6, false_reject=0.1, audit_share=0.2, model="sim-model-1"):
+    """Build live queries judged by `version`; label all flagged (triage) and a share of the rest (audit)."""
+    rng = np.random.default_rng(0)
+    wh = factories.warehouse()
+    wrong = rng.random(n) < prevalence
+    flagged = np.where(wrong, rng.random(n) < catch, rng.random(n) < false_reject)
+    audited = ~flagged & (rng.random(n) < audit_share)
+    queries = Query.objects.bulk_create(
+        [
+            Query(question="q", sql="SELECT 1", warehouse=wh, source=QuerySource.LIVE, external_id=f"live-{i}")
+            for i in range(n)
+        ]
+    )
+    audits = {
+        i: Query.objects.create(question="q", sql="SELECT 1", source=QuerySource.AUDIT, external_id=f"live-{i}")
+        for i in np.flatnonzero(audited)
+    }
+    LiveQuery.objects.bulk_create(
+        [
+            LiveQuery(
+                query=q,
+                status=IngestStatus.FLAGGED if flagged[i] else IngestStatus.PASSED,
+                audit_query=audits.get(i),
+            )
+            for i, q in enumerate(queries)
+        ]
+    )
+    Verdict.objects.bulk_create(
+        [
+            Verdict(judge_version=version, query=q, decision="reject" if flagged[i] else "accept", model_reported=model)
+            for i, q in enumerate(queries)
+        ]
+    )
+    labels = [
+        Label(
+            query=q,
+            decision="wrong" if wrong[i] else "correct",
+            error_class="other" if wrong[i] else "",
+            source=LabelSource.TRIAGE,
+        )
+        for i, q in enumerate(queries)
+        if flagged[i]
+    ]
+    labels += [
+        Label(
+            query=a,
+            decision="wrong" if wrong[i] else "correct",
+            error_class="other" if wrong[i] else "",
+            source=LabelSource.AUDIT,
+        )
+        for i, a in audits.items()
+    ]
+    Label.objects.bulk_create(labels)
+
+
+def test_a_steady_judge_gets_estimates_near_the_truth_and_no_alert():
+    version = factories.judge_version()
+    policy_publish(changes={}, judge_versions=[version])
+    calibrate(version)
+    live_traffic(version)
+    call_command("monitor_judges")
+    snapshot = EstimateSnapshot.objects.get(judge_version=version)
+    assert snapshot.corrected_error_rate == pytest.approx(0.2, abs=0.05)
+    assert snapshot.audit_error_rate == pytest.approx(0.2, abs=0.05)
+    assert snapshot.live_catch_rate == pytest.approx(0.6, abs=0.1)
+    assert not Alert.objects.exists()
+
+
+def test_a_drop_in_catch_rate_raises_one_alert_with_a_log_line(caplog):
+    version = factories.judge_version()
+    policy_publish(changes={}, judge_versions=[version])
+    calibrate(version, catch=0.8)
+    live_traffic(version, catch=0.3)
+    with caplog.at_level(logging.WARNING, logger="triage.monitoring"):
+        call_command("monitor_judges")
+        call_command("monitor_judges")
+    alert = Alert.objects.get(kind=Alert.Kind.CATCH_DRIFT)
+    assert alert.judge_version == version and "below calibration" in alert.message
+    assert "triage alert catch_drift" in caplog.text
+
+
+def test_a_changed_vendor_model_id_raises_an_alert():
+    version = factories.judge_version()
+    policy_publish(changes={}, judge_versions=[version])
+    calibrate(version)
+    live_traffic(version, n=200, model="sim-model-2")
+    call_command("monitor_judges")
+    alert = Alert.objects.get(kind=Alert.Kind.MODEL_CHANGED)
+    assert alert.details == {"calibrated": "sim-model-1", "live": ["sim-model-2"]}
+
+
+def test_an_alert_is_posted_to_the_webhook_when_one_is_configured(settings):
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    from triage.monitoring import send_alert
+
+    received = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server's naming
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = HTTPServer(("127.0.0.1", 0), Hook)
+    thread = threading.Thread(target=server.handle_request)
+    thread.start()
+    settings.TRIAGE_ALERT_WEBHOOK_URL = f"http://127.0.0.1:{server.server_port}/hook"
+    version = factories.judge_version()
+    send_alert(kind=Alert.Kind.CATCH_DRIFT, judge_version=version, message="catch fell", details={"x": 1})
+    thread.join(timeout=10)
+    server.server_close()
+    assert received == [{"kind": "catch_drift", "judge": str(version), "message": "catch fell", "details": {"x": 1}}]
+
+
+def test_a_dead_webhook_still_leaves_the_alert_on_the_dashboard(settings):
+    from triage.monitoring import send_alert
+
+    settings.TRIAGE_ALERT_WEBHOOK_URL = "http://127.0.0.1:1/hook"
+    send_alert(kind=Alert.Kind.CATCH_DRIFT, judge_version=None, message="catch fell", details={})
+    assert Alert.objects.filter(message="catch fell").exists()
