@@ -1,0 +1,91 @@
+"""The preview panel's hook into probes.execution.run_readonly.
+
+Until probes provides that function, the panel says so. The second test installs a
+stand-in module with the agreed signature (run against an in-memory SQLite database) to
+exercise the panel's own logic: comparison, refusal and error display.
+"""
+
+import sqlite3
+import sys
+import time
+import types
+from dataclasses import dataclass
+
+import pytest
+
+from labelling.preview import query_preview
+from labelling.tests import factories
+from probes.models import Warehouse
+
+pytestmark = pytest.mark.django_db
+
+
+@dataclass
+class ExecutionResult:
+    allowed: bool
+    reason: str
+    executed: bool
+    columns: list
+    rows: list
+    elapsed_ms: float
+    error: str
+
+
+def stand_in_run_readonly(*, warehouse, sql, row_cap=None, timeout_s=None):
+    if not sql.lstrip().upper().startswith("SELECT"):
+        return ExecutionResult(False, "only SELECT", False, [], [], 0.0, "")
+    db = sqlite3.connect(":memory:")
+    db.executescript("CREATE TABLE t (region TEXT, total REAL); INSERT INTO t VALUES ('North', 10.001), ('south', 5);")
+    started = time.perf_counter()
+    try:
+        cursor = db.execute(sql)
+    except sqlite3.Error as exc:
+        return ExecutionResult(True, "", False, [], [], 0.0, str(exc))
+    rows = cursor.fetchmany(row_cap) if row_cap else cursor.fetchall()
+    columns = [d[0] for d in cursor.description]
+    return ExecutionResult(True, "", True, columns, rows, (time.perf_counter() - started) * 1000, "")
+
+
+@pytest.fixture
+def probes_execution(monkeypatch):
+    module = types.ModuleType("probes.execution")
+    module.run_readonly = stand_in_run_readonly
+    monkeypatch.setitem(sys.modules, "probes.execution", module)
+
+
+def test_without_the_probes_execution_path_there_is_no_preview(monkeypatch):
+    monkeypatch.setitem(sys.modules, "probes.execution", None)  # import fails as if absent
+    query = factories.query(warehouse=Warehouse.objects.create(name="w", dialect="sqlite"))
+    preview = query_preview(query=query)
+    assert not preview.available and "not installed" in preview.message
+
+
+def test_the_suggestion_reports_a_match_regardless_of_order_and_case(probes_execution):
+    warehouse = Warehouse.objects.create(name="w", dialect="sqlite")
+    query = factories.query(
+        warehouse=warehouse,
+        sql="SELECT UPPER(region), total FROM t ORDER BY total",
+        reference_sql="SELECT region, ROUND(total, 2) FROM t ORDER BY region",
+    )
+    preview = query_preview(query=query)
+    assert preview.available and preview.result.ok and preview.result.columns == ["UPPER(region)", "total"]
+    assert preview.comparison.match
+
+
+def test_the_suggestion_shows_where_results_differ(probes_execution):
+    warehouse = Warehouse.objects.create(name="w", dialect="sqlite")
+    query = factories.query(
+        warehouse=warehouse, sql="SELECT region FROM t", reference_sql="SELECT region FROM t WHERE total > 6"
+    )
+    comparison = query_preview(query=query).comparison
+    assert not comparison.match and comparison.row_count_a == 2 and comparison.row_count_b == 1
+    assert comparison.only_in_a == [("south",)]
+
+
+def test_a_refused_or_failing_query_is_shown_not_compared(probes_execution):
+    warehouse = Warehouse.objects.create(name="w", dialect="sqlite")
+    query = factories.query(warehouse=warehouse, sql="DELETE FROM t", reference_sql="SELECT nope FROM t")
+    preview = query_preview(query=query)
+    assert not preview.result.ok and "Refused" in preview.result.message
+    assert not preview.reference.ok and "no such column" in preview.reference.message
+    assert preview.comparison is None
