@@ -10,17 +10,16 @@ import contextlib
 import csv
 import io
 import json
-import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from multiprocessing import get_context
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F, Max
+from django.utils import timezone
 
+from labelling.bulk import db_value, insert_rows
 from labelling.models import (
     ErrorClass,
     GoldSet,
@@ -38,9 +37,27 @@ from probes.fingerprint import sql_fingerprint
 FIELDS = ["id", "question", "sql", "label", "error_class", "warehouse", "labeller", "reference_sql"]
 REQUIRED = ["id", "question", "sql", "label"]
 BATCH_SIZE = 2000
-# Fingerprinting (sqlglot parse + render, ~2 ms a query) dominates a large import: fan it
-# out over the machine's cores once a batch is big enough to pay for the processes.
-PARALLEL_FINGERPRINT_MIN = 500
+# Fingerprinting (sqlglot parse + render) costs ~2-5 ms a query, two minutes for 50,000
+# items: an import fingerprints its first items at once and leaves the rest to the task
+# `labelling.query_fingerprint_fill`, enqueued when the import commits.
+INLINE_FINGERPRINT_LIMIT = 2000
+QUERY_FIELDS = [
+    "question",
+    "sql",
+    "dialect",
+    "warehouse",
+    "source",
+    "gold_set",
+    "external_id",
+    "fingerprint",
+    "reference_sql",
+    "metadata",
+    "created_at",
+    "label_count",
+    "overlap_key",
+    "wants_second_label",
+]
+LABEL_FIELDS = ["query", "labeller", "decision", "error_class", "note", "source", "is_current", "created_at"]
 
 
 class GoldImportError(Exception):
@@ -208,32 +225,24 @@ class RowParser:
 # --- Writing ------------------------------------------------------------------------------
 
 
-def _fingerprint(pair: tuple[str, str]) -> str:
-    return sql_fingerprint(*pair)
-
-
 class BatchWriter:
     """Write batches of rows: new queries, superseding labels, label counts; checks duplicates."""
 
     def __init__(self, gold_set: GoldSet, first_new_label_id: int):
         self.gold_set = gold_set
         self.first_new_label_id = first_new_label_id
-        self.pool: ProcessPoolExecutor | None = None
         self.written = 0
-
-    def close(self):
-        if self.pool is not None:
-            self.pool.shutdown()
+        self.fingerprinted = 0
+        self.deferred_fingerprints = 0
+        self.now = timezone.now()
 
     def fingerprints(self, rows: list[Row]) -> list[str]:
-        pairs = [(row.sql, row.dialect) for row in rows]
-        workers = os.cpu_count() or 1
-        if len(pairs) < PARALLEL_FINGERPRINT_MIN or workers < 2:
-            return [_fingerprint(pair) for pair in pairs]
-        if self.pool is None:
-            # fork: the children only run sqlglot; they never touch the parent's DB connection.
-            self.pool = ProcessPoolExecutor(max_workers=workers, mp_context=get_context("fork"))
-        return list(self.pool.map(_fingerprint, pairs, chunksize=max(1, len(pairs) // (workers * 4))))
+        """Fingerprint the first INLINE_FINGERPRINT_LIMIT new items now; leave the rest to a task."""
+        inline = max(0, INLINE_FINGERPRINT_LIMIT - self.fingerprinted)
+        result = [sql_fingerprint(row.sql, row.dialect) for row in rows[:inline]]
+        self.fingerprinted += len(result)
+        self.deferred_fingerprints += len(rows) - len(result)
+        return result + [""] * (len(rows) - len(result))
 
     def existing(self, rows: list[Row]) -> dict[str, dict]:
         ids = {row.external_id for row in rows}
@@ -278,27 +287,36 @@ class BatchWriter:
         for row, fingerprint in zip(new_rows, self.fingerprints(new_rows), strict=True):
             key = overlap_key_for(row.external_id)
             existing[row.external_id] = {"id": None, "fingerprint": fingerprint, "key": key, "row": row}
-        created = Query.objects.bulk_create(
-            [
-                Query(
-                    question=row.question,
-                    sql=row.sql,
-                    dialect=row.dialect,
-                    warehouse_id=row.warehouse_id,
-                    source=QuerySource.GOLD,
-                    gold_set=self.gold_set,
-                    external_id=row.external_id,
-                    fingerprint=existing[row.external_id]["fingerprint"],
-                    reference_sql=row.reference_sql,
-                    overlap_key=existing[row.external_id]["key"],
-                    wants_second_label=existing[row.external_id]["key"] < self.gold_set.overlap_share,
+        created_at = db_value(Query, "created_at", self.now)
+        metadata = db_value(Query, "metadata", {})
+        insert_rows(
+            Query,
+            QUERY_FIELDS,
+            (
+                (
+                    row.question,
+                    row.sql,
+                    row.dialect,
+                    row.warehouse_id,
+                    QuerySource.GOLD.value,
+                    self.gold_set.pk,
+                    row.external_id,
+                    existing[row.external_id]["fingerprint"],
+                    row.reference_sql,
+                    metadata,
+                    created_at,
+                    0,
+                    existing[row.external_id]["key"],
+                    existing[row.external_id]["key"] < self.gold_set.overlap_share,
                 )
                 for row in new_rows
-            ],
-            batch_size=BATCH_SIZE,
+            ),
         )
-        for query in created:
-            existing[query.external_id]["id"] = query.id
+        if new_rows:
+            for external_id, query_id in Query.objects.filter(
+                gold_set=self.gold_set, external_id__in=[row.external_id for row in new_rows]
+            ).values_list("external_id", "id"):
+                existing[external_id]["id"] = query_id
         self.write_labels(rows, {ext: q["id"] for ext, q in existing.items()})
         self.written += len(rows)
 
@@ -310,6 +328,7 @@ class BatchWriter:
             if labeller_id is not None or source == LabelSource.IMPORT:
                 current[(query_id, labeller_id)] = (label_id, (decision, error_class))
         superseded, new_labels, new_slots = [], {}, {}
+        created_at = db_value(Label, "created_at", self.now)
         for row in rows:
             slot = (query_ids[row.external_id], row.labeller_id)
             if slot in new_labels:
@@ -321,17 +340,19 @@ class BatchWriter:
                 superseded.append(previous[0])
             else:
                 new_slots[slot[0]] = new_slots.get(slot[0], 0) + 1
-            new_labels[slot] = Label(
-                query_id=slot[0],
-                labeller_id=row.labeller_id,
-                decision=row.decision,
-                error_class=row.error_class,
-                source=LabelSource.IMPORT,
-                is_current=True,
+            new_labels[slot] = (
+                slot[0],
+                row.labeller_id,
+                row.decision,
+                row.error_class,
+                "",
+                LabelSource.IMPORT.value,
+                True,
+                created_at,
             )
         if superseded:
             Label.objects.filter(id__in=superseded).update(is_current=False)
-        Label.objects.bulk_create(list(new_labels.values()), batch_size=BATCH_SIZE)
+        insert_rows(Label, LABEL_FIELDS, new_labels.values())
         by_increment: dict[int, list[int]] = {}
         for query_id, increment in new_slots.items():
             by_increment.setdefault(increment, []).append(query_id)
@@ -375,29 +396,31 @@ def goldset_import(
     parser = RowParser()
     batch: dict[str, Row] = {}
     pending: list[Row] = []
-    try:
-        with open_text(path_or_file) as stream:
-            records = _jsonl_records(stream) if fmt == "jsonl" else _csv_records(stream)
-            try:
-                for line, record in records:
-                    row = parser.parse(line, record)
-                    if _check_in_batch(batch, row):
-                        batch.setdefault(row.external_id, row)
-                        pending.append(row)
-                    if len(pending) >= BATCH_SIZE:
-                        writer.write(pending)
-                        batch, pending = {}, []
-                        if progress:
-                            progress(line)
-            except GoldImportError:
-                writer.check(pending)  # an earlier line of this batch may clash with the gold set
-                raise
-            writer.write(pending)
-        total = writer.written
-    finally:
-        writer.close()
+    with open_text(path_or_file) as stream:
+        records = _jsonl_records(stream) if fmt == "jsonl" else _csv_records(stream)
+        try:
+            for line, record in records:
+                row = parser.parse(line, record)
+                if _check_in_batch(batch, row):
+                    batch.setdefault(row.external_id, row)
+                    pending.append(row)
+                if len(pending) >= BATCH_SIZE:
+                    writer.write(pending)
+                    batch, pending = {}, []
+                    if progress:
+                        progress(line)
+        except GoldImportError:
+            writer.check(pending)  # an earlier line of this batch may clash with the gold set
+            raise
+        writer.write(pending)
+    total = writer.written
     if total == 0 and not Query.objects.filter(gold_set=gold_set).exists():
         raise GoldImportError(1, "the file has no records")
+    if writer.deferred_fingerprints:
+        from labelling.tasks import query_fingerprint_fill
+
+        gold_set_id = gold_set.pk
+        transaction.on_commit(lambda: query_fingerprint_fill.delay(gold_set_id=gold_set_id))
     return goldset_publish(gold_set=gold_set, user=user, note=f"import of {Path(name).name}: {total} records")
 
 

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F, Max
 
+from labelling.bulk import insert_rows
 from labelling.models import (
     Adjudication,
     ErrorClass,
@@ -188,23 +189,36 @@ def goldset_publish(*, gold_set: GoldSet, user=None, note: str = "") -> GoldSetV
     last = GoldSetVersion.objects.filter(gold_set=gold_set).aggregate(n=Max("number"))["n"] or 0
     version = GoldSetVersion.objects.create(gold_set=gold_set, number=last + 1, published_by=user, note=note)
     unresolved = 0
-    batch: list[GoldSetVersionItem] = []
+    batch: list[tuple] = []
+    fields = ["version", "query", "decision", "error_class"]
     for final in final_labels(gold_set=gold_set):
         if final.decision is None:
             unresolved += final.disagreeing
             continue
-        batch.append(
-            GoldSetVersionItem(
-                version=version, query_id=final.query_id, decision=final.decision, error_class=final.error_class
-            )
-        )
+        batch.append((version.pk, final.query_id, final.decision, final.error_class))
         if len(batch) >= ITEM_BATCH_SIZE:
-            GoldSetVersionItem.objects.bulk_create(batch)
+            insert_rows(GoldSetVersionItem, fields, batch)
             batch = []
-    GoldSetVersionItem.objects.bulk_create(batch)
+    insert_rows(GoldSetVersionItem, fields, batch)
     GoldSetVersion.objects.filter(pk=version.pk, is_frozen=False).update(is_frozen=True, unresolved_count=unresolved)
     version.refresh_from_db()
     return version
+
+
+def query_fingerprint_fill(*, gold_set_id: int | None = None, limit: int = 500) -> int:
+    """Fingerprint up to `limit` queries that have none yet; return how many were filled.
+
+    Idempotent: it only touches rows whose fingerprint is still empty, and writing the
+    same fingerprint twice is harmless.
+    """
+    queries = Query.objects.filter(fingerprint="")
+    if gold_set_id is not None:
+        queries = queries.filter(gold_set_id=gold_set_id)
+    batch = list(queries.order_by("id").only("id", "sql", "dialect")[:limit])
+    for query in batch:
+        query.fingerprint = sql_fingerprint(query.sql, query.dialect)
+    Query.objects.bulk_update(batch, ["fingerprint"])
+    return len(batch)
 
 
 def goldset_import(*, path_or_file, gold_set_name: str, fmt: str | None = None, user=None, progress=None):

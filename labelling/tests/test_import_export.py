@@ -235,3 +235,21 @@ def test_the_command_exits_non_zero_on_a_bad_file(tmp_path):
         [*manage, "import_gold", str(good), "--gold-set", "cmd"], env=env, capture_output=True, text=True
     )
     assert result.returncode == 0 and "cmd v1: 1 items published" in result.stdout
+
+
+def test_a_large_import_leaves_fingerprints_to_a_task_enqueued_on_commit(
+    setup, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
+    from labelling import goldset_io
+    from labelling.tasks import query_fingerprint_fill
+    from probes.fingerprint import sql_fingerprint
+
+    monkeypatch.setattr(goldset_io, "INLINE_FINGERPRINT_LIMIT", 1)
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        version = goldset_import(path_or_file=write_jsonl(tmp_path / "g.jsonl", GOOD), gold_set_name="big")
+    assert len(callbacks) == 1
+    assert Query.objects.filter(gold_set__name="big", fingerprint="").count() == 2
+    assert query_fingerprint_fill(gold_set_id=version.gold_set_id) == 2
+    a2 = Query.objects.get(external_id="a2")
+    assert a2.fingerprint == sql_fingerprint(a2.sql, a2.dialect)
+    assert query_fingerprint_fill(gold_set_id=version.gold_set_id) == 0  # idempotent
