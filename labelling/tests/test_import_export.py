@@ -253,3 +253,14 @@ def test_a_large_import_leaves_fingerprints_to_a_task_enqueued_on_commit(
     a2 = Query.objects.get(external_id="a2")
     assert a2.fingerprint == sql_fingerprint(a2.sql, a2.dialect)
     assert query_fingerprint_fill(gold_set_id=version.gold_set_id) == 0  # idempotent
+
+
+def test_the_demo_step_imports_once_and_then_leaves_the_gold_set_alone(setup, tmp_path, monkeypatch):
+    from labelling import demo
+
+    monkeypatch.setattr(demo, "DEMO_GOLD_FILE", write_jsonl(tmp_path / "demo_gold.jsonl", GOOD))
+    out = io.StringIO()
+    demo.demo_gold_load(out)
+    demo.demo_gold_load(out)
+    assert "demo v1 with 3 items" in out.getvalue() and "already imported" in out.getvalue()
+    assert GoldSet.objects.get(name="demo").versions.count() == 1

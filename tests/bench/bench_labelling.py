@@ -82,7 +82,8 @@ def _database_url(connection) -> str:
     if db["ENGINE"].endswith("sqlite3"):
         return f"sqlite:///{db['NAME']}"
     password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgresql://{db.get('USER') or 'postgres'}{password}@{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}/{db['NAME']}"
+    host = f"{db.get('HOST') or '127.0.0.1'}:{db.get('PORT') or 5432}"
+    return f"postgresql://{db.get('USER') or 'postgres'}{password}@{host}/{db['NAME']}"
 
 
 def _import_in_subprocess(connection, path: Path, gold_set: str) -> tuple[float, float]:
