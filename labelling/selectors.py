@@ -31,25 +31,31 @@ def _labelled_by(user):
     return Exists(Label.objects.filter(query=OuterRef("pk"), labeller=user))
 
 
-def queue_next_item(*, user, gold_set: GoldSet | None) -> Query | None:
+def queue_next_item(*, user, gold_set: GoldSet | None, after_id: int | None = None) -> Query | None:
     """Return the next query this user should label, or None when there is nothing left.
 
     Audit samples come first (they are live traffic waiting for ground truth), then the
     gold set's items wanting a first label or, for the overlap share, a second one. Never
     an item the user has labelled before, even if that label was later superseded.
-    Both reads walk a partial index in id order and stop at the first hit.
+    Both reads walk a partial index in id order and stop at the first hit. With
+    `after_id` (skipping an item), prefer items after it and wrap around.
     """
-    audit = (
-        Query.objects.filter(label_count=0, source=QuerySource.AUDIT).filter(~_labelled_by(user)).order_by("id").first()
-    )
-    if audit is not None or gold_set is None:
+    if after_id is not None:
+        later = _waiting(user=user, gold_set=gold_set).filter(id__gt=after_id).order_by("id").first()
+        if later is not None:
+            return later
+    return _waiting(user=user, gold_set=gold_set).order_by("id").first()
+
+
+def _waiting(*, user, gold_set: GoldSet | None):
+    """Return the queries waiting for this user: audit samples first, else the gold set's items."""
+    audit = Query.objects.filter(label_count=0, source=QuerySource.AUDIT).filter(~_labelled_by(user))
+    if gold_set is None or audit.exists():
         return audit
     return (
         Query.objects.filter(gold_set=gold_set)
         .filter(Q(label_count=0) | Q(label_count=1, wants_second_label=True))
         .filter(~_labelled_by(user))
-        .order_by("id")
-        .first()
     )
 
 
@@ -88,7 +94,8 @@ def queue_following_item(*, user, gold_set: GoldSet | None, query: Query) -> Que
         )
         if later is not None:
             return later.query
-    return queue_next_item(user=user, gold_set=gold_set)
+        return queue_next_item(user=user, gold_set=gold_set)
+    return queue_next_item(user=user, gold_set=gold_set, after_id=query.pk)
 
 
 def queue_last_label(*, user, gold_set: GoldSet | None) -> Label | None:

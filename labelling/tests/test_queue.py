@@ -60,3 +60,13 @@ def test_audit_samples_come_first_and_need_one_label(role_users):
     assert queue_next_item(user=role_users["labeller"], gold_set=None) == audit
     label_create(query=audit, labeller=role_users["admin"], decision="correct")
     assert queue_next_item(user=role_users["labeller"], gold_set=None) is None
+
+
+def test_next_on_an_unlabelled_item_skips_to_the_following_one_and_wraps(role_users):
+    from labelling.selectors import queue_following_item
+
+    gold_set = factories.gold_set()
+    first, second = factories.query(gold_set=gold_set), factories.query(gold_set=gold_set)
+    me = role_users["labeller"]
+    assert queue_following_item(user=me, gold_set=gold_set, query=first) == second
+    assert queue_following_item(user=me, gold_set=gold_set, query=second) == first
