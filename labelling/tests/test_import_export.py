@@ -264,3 +264,14 @@ def test_the_demo_step_imports_once_and_then_leaves_the_gold_set_alone(setup, tm
     demo.demo_gold_load(out)
     assert "demo v1 with 3 items" in out.getvalue() and "already imported" in out.getvalue()
     assert GoldSet.objects.get(name="demo").versions.count() == 1
+
+
+def test_the_committed_demo_gold_file_imports_cleanly(setup):
+    from labelling.demo import DEMO_GOLD_FILE
+
+    version = goldset_import(path_or_file=DEMO_GOLD_FILE, gold_set_name="demo")
+    lines = [json.loads(line) for line in DEMO_GOLD_FILE.read_text().splitlines() if line.strip()]
+    assert version.items.count() == len(lines)
+    assert version.items.filter(decision="wrong").count() == sum(r["label"] == "wrong" for r in lines)
+    with_reference = sum(bool(r.get("reference_sql")) for r in lines)
+    assert Query.objects.filter(gold_set__name="demo").exclude(reference_sql="").count() == with_reference
