@@ -102,7 +102,8 @@ def detect_format(name: str, fmt: str | None) -> str:
 def open_text(path_or_file):
     """Yield a text stream over a path, an uploaded/binary file or a text file, without reading it all."""
     if isinstance(path_or_file, str | Path):
-        with open(path_or_file, encoding="utf-8", newline="") as stream:
+        # utf-8-sig: spreadsheets often start a CSV with a byte-order mark.
+        with open(path_or_file, encoding="utf-8-sig", newline="") as stream:
             yield stream
         return
     if isinstance(path_or_file, io.TextIOBase):
@@ -111,7 +112,7 @@ def open_text(path_or_file):
     raw = getattr(path_or_file, "file", path_or_file)  # Django's UploadedFile wraps the real file
     if hasattr(raw, "seek"):
         raw.seek(0)
-    wrapper = io.TextIOWrapper(raw, encoding="utf-8", newline="")
+    wrapper = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
     try:
         yield wrapper
     finally:

@@ -43,8 +43,8 @@ def _load_runner():
     return run_readonly
 
 
-def _run(run_readonly, warehouse, sql: str) -> RunOutcome:
-    result = run_readonly(warehouse=warehouse, sql=sql, row_cap=COMPARE_ROW_CAP + 1, timeout_s=PREVIEW_TIMEOUT_S)
+def _run(run_readonly, warehouse, sql: str, row_cap: int) -> RunOutcome:
+    result = run_readonly(warehouse=warehouse, sql=sql, row_cap=row_cap, timeout_s=PREVIEW_TIMEOUT_S)
     if not result.allowed:
         return RunOutcome(ok=False, message=f"Refused by the read-only guard: {result.reason}")
     if not result.executed or result.error:
@@ -54,7 +54,7 @@ def _run(run_readonly, warehouse, sql: str) -> RunOutcome:
         ok=True,
         columns=list(result.columns),
         rows=rows,
-        truncated=len(rows) > COMPARE_ROW_CAP,
+        truncated=len(rows) >= row_cap,
         elapsed_ms=result.elapsed_ms or 0.0,
     )
 
@@ -69,9 +69,11 @@ def query_preview(*, query) -> Preview:
         return Preview(available=False, message="No preview: the read-only execution path is not installed yet.")
     if query.warehouse is None:
         return Preview(available=False, message="No preview: this item names no warehouse.")
-    preview = Preview(available=True, result=_run(run_readonly, query.warehouse, query.sql))
+    # Without reference SQL only the first rows are shown; with it, whole results are compared.
+    cap = COMPARE_ROW_CAP + 1 if query.reference_sql else PREVIEW_ROWS
+    preview = Preview(available=True, result=_run(run_readonly, query.warehouse, query.sql, cap))
     if query.reference_sql:
-        preview.reference = _run(run_readonly, query.warehouse, query.reference_sql)
+        preview.reference = _run(run_readonly, query.warehouse, query.reference_sql, cap)
         both = preview.result.ok and preview.reference.ok
         if both and not (preview.result.truncated or preview.reference.truncated):
             preview.comparison = compare_result_sets(

@@ -275,3 +275,9 @@ def test_the_committed_demo_gold_file_imports_cleanly(setup):
     assert version.items.filter(decision="wrong").count() == sum(r["label"] == "wrong" for r in lines)
     with_reference = sum(bool(r.get("reference_sql")) for r in lines)
     assert Query.objects.filter(gold_set__name="demo").exclude(reference_sql="").count() == with_reference
+
+
+def test_a_csv_with_a_byte_order_mark_imports(setup, tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\ufeffid,question,sql,label,error_class\nb1,q,SELECT 1,correct,\n".encode())
+    assert goldset_import(path_or_file=path, gold_set_name="bom").items.count() == 1

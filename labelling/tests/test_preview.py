@@ -32,7 +32,7 @@ class ExecutionResult:
 
 
 def stand_in_run_readonly(*, warehouse, sql, row_cap=None, timeout_s=None):
-    if not sql.lstrip().upper().startswith("SELECT"):
+    if not sql.lstrip().upper().startswith(("SELECT", "WITH")):
         return ExecutionResult(False, "only SELECT", False, [], [], 0.0, "")
     db = sqlite3.connect(":memory:")
     db.executescript("CREATE TABLE t (region TEXT, total REAL); INSERT INTO t VALUES ('North', 10.001), ('south', 5);")
@@ -89,3 +89,14 @@ def test_a_refused_or_failing_query_is_shown_not_compared(probes_execution):
     assert not preview.result.ok and "Refused" in preview.result.message
     assert not preview.reference.ok and "no such column" in preview.reference.message
     assert preview.comparison is None
+
+
+def test_without_reference_sql_only_the_first_rows_are_fetched(probes_execution):
+    warehouse = Warehouse.objects.create(name="w", dialect="sqlite")
+    query = factories.query(
+        warehouse=warehouse,
+        sql="WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 100) SELECT i FROM n",
+    )
+    preview = query_preview(query=query)
+    assert len(preview.result.rows) == 20 and preview.result.truncated
+    assert preview.reference is None and preview.comparison is None
