@@ -70,3 +70,13 @@ def test_next_on_an_unlabelled_item_skips_to_the_following_one_and_wraps(role_us
     me = role_users["labeller"]
     assert queue_following_item(user=me, gold_set=gold_set, query=first) == second
     assert queue_following_item(user=me, gold_set=gold_set, query=second) == first
+
+
+def test_the_queue_walks_past_many_items_i_labelled_that_still_want_a_second_label(role_users):
+    gold_set = factories.gold_set(overlap_share=1.0)
+    items = [factories.query(gold_set=gold_set) for _ in range(80)]
+    me = role_users["labeller"]
+    for query in items[:70]:
+        label_create(query=query, labeller=me, decision="correct")
+    assert queue_next_item(user=me, gold_set=gold_set) == items[70]
+    assert queue_next_item(user=role_users["admin"], gold_set=gold_set) == items[0]
