@@ -290,6 +290,11 @@ class BatchWriter:
             existing[row.external_id] = {"id": None, "fingerprint": fingerprint, "key": key, "row": row}
         created_at = db_value(Query, "created_at", self.now)
         metadata = db_value(Query, "metadata", {})
+        # A new query's label count is known now: one per distinct labeller among its lines.
+        raters: dict[str, set] = {}
+        for row in rows:
+            if row.external_id in seen:
+                raters.setdefault(row.external_id, set()).add(row.labeller_id)
         insert_rows(
             Query,
             QUERY_FIELDS,
@@ -306,7 +311,7 @@ class BatchWriter:
                     row.reference_sql,
                     metadata,
                     created_at,
-                    0,
+                    len(raters[row.external_id]),
                     existing[row.external_id]["key"],
                     existing[row.external_id]["key"] < self.gold_set.overlap_share,
                 )
@@ -318,10 +323,12 @@ class BatchWriter:
                 gold_set=self.gold_set, external_id__in=[row.external_id for row in new_rows]
             ).values_list("external_id", "id"):
                 existing[external_id]["id"] = query_id
-        self.write_labels(rows, {ext: q["id"] for ext, q in existing.items()})
+        fresh = {existing[external_id]["id"] for external_id in seen}
+        self.write_labels(rows, {ext: q["id"] for ext, q in existing.items()}, fresh)
         self.written += len(rows)
 
-    def write_labels(self, rows: list[Row], query_ids: dict[str, int]) -> None:
+    def write_labels(self, rows: list[Row], query_ids: dict[str, int], fresh: set[int]) -> None:
+        """Insert the batch's labels, superseding current ones; `fresh` queries already carry their count."""
         current = {}
         for label_id, query_id, labeller_id, decision, error_class, source in Label.objects.filter(
             query_id__in=set(query_ids.values()), is_current=True
@@ -340,7 +347,8 @@ class BatchWriter:
             if previous is not None:
                 superseded.append(previous[0])
             else:
-                new_slots[slot[0]] = new_slots.get(slot[0], 0) + 1
+                if slot[0] not in fresh:
+                    new_slots[slot[0]] = new_slots.get(slot[0], 0) + 1
             new_labels[slot] = (
                 slot[0],
                 row.labeller_id,

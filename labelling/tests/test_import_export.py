@@ -281,3 +281,14 @@ def test_a_csv_with_a_byte_order_mark_imports(setup, tmp_path):
     path = tmp_path / "excel.csv"
     path.write_bytes("\ufeffid,question,sql,label,error_class\nb1,q,SELECT 1,correct,\n".encode())
     assert goldset_import(path_or_file=path, gold_set_name="bom").items.count() == 1
+
+
+def test_label_counts_after_import_feed_the_queue_correctly(setup, tmp_path):
+    records = [GOOD[0], dict(GOOD[0], labeller="labeller-user"), GOOD[1]]
+    goldset_import(path_or_file=write_jsonl(tmp_path / "g.jsonl", records), gold_set_name="counts")
+    assert Query.objects.get(external_id="a1").label_count == 2  # the import and labeller-user
+    assert Query.objects.get(external_id="a2").label_count == 1
+    changed = dict(GOOD[1], label="correct", error_class=None)
+    goldset_import(path_or_file=write_jsonl(tmp_path / "h.jsonl", [changed]), gold_set_name="counts")
+    assert Query.objects.get(external_id="a2").label_count == 1  # superseded, not added
+    assert Label.objects.filter(query__external_id="a2", is_current=True).get().decision == "correct"
