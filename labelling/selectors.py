@@ -67,7 +67,7 @@ def _first_not_labelled_by(user, candidates, chunk: int = 64) -> Query | None:
         ids = list(candidates.filter(id__gt=last_id).order_by("id").values_list("id", flat=True)[:chunk])
         if not ids:
             return None
-        mine = set(Label.objects.filter(labeller=user, query_id__in=ids).values_list("query_id", flat=True))
+        mine = set(Label.objects.filter(labeller=user, query_id__in=ids).order_by().values_list("query_id", flat=True))
         for query_id in ids:
             if query_id not in mine:
                 return Query.objects.select_related("warehouse").get(pk=query_id)
