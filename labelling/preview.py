@@ -54,7 +54,7 @@ def _run(run_readonly, warehouse, sql: str, row_cap: int) -> RunOutcome:
         ok=True,
         columns=list(result.columns),
         rows=rows,
-        truncated=len(rows) >= row_cap,
+        truncated=getattr(result, "truncated", len(rows) >= row_cap),
         elapsed_ms=result.elapsed_ms or 0.0,
     )
 

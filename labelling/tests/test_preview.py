@@ -100,3 +100,50 @@ def test_without_reference_sql_only_the_first_rows_are_fetched(probes_execution)
     preview = query_preview(query=query)
     assert len(preview.result.rows) == 20 and preview.result.truncated
     assert preview.reference is None and preview.comparison is None
+
+
+@pytest.fixture
+def real_warehouse(db, tmp_path, monkeypatch, settings):
+    """A SQLite warehouse registered through probes, with its catalogue introspected."""
+    from probes.catalogue import catalogue_refresh
+    from probes.warehouses import dsn_env_var, warehouse_register
+
+    settings.WAREHOUSES_FILE = tmp_path / "warehouses.json"
+    path = tmp_path / "sales.sqlite3"
+    db_file = sqlite3.connect(path)
+    db_file.executescript(
+        "CREATE TABLE sales (region TEXT NOT NULL, amount REAL, status TEXT);"
+        "INSERT INTO sales VALUES ('North', 10.0, 'done'), ('North', 5.0, 'cancelled'), ('South', 7.5, 'done');"
+    )
+    db_file.commit()
+    db_file.close()
+    monkeypatch.setenv(dsn_env_var("sales"), f"sqlite:///{path}")
+    warehouse = warehouse_register(name="sales", dialect="sqlite")
+    catalogue_refresh(warehouse=warehouse)
+    return warehouse
+
+
+def test_with_the_real_read_only_path_a_missing_filter_is_suggested(real_warehouse, client, role_users):
+    """probes.execution.run_readonly is wired in: the panel shows rows and the rung-6 difference."""
+    from django.urls import reverse
+
+    gold_set = factories.gold_set(name="sales-gold")
+    query = factories.query(
+        gold_set=gold_set,
+        warehouse=real_warehouse,
+        question="Revenue per region, completed sales only",
+        sql="SELECT region, SUM(amount) FROM sales GROUP BY region",
+        reference_sql="SELECT region, SUM(amount) FROM sales WHERE status = 'done' GROUP BY region",
+    )
+    preview = query_preview(query=query)
+    assert preview.result.ok and sorted(preview.result.rows) == [("North", 15.0), ("South", 7.5)]
+    assert not preview.comparison.match and preview.comparison.only_in_b == [("north", 10.0)]
+    client.force_login(role_users["labeller"])
+    html = client.get(reverse("labelling:preview", args=[query.pk])).content.decode()
+    assert "Same row count (2) but different values." in html and "a suggestion, not a label" in html
+    page = client.get(reverse("labelling:queue_item", args=["sales-gold", query.pk])).content.decode()
+    assert "amount" in page and "nullable" in page  # the catalogue's columns for `sales`
+    refused = factories.query(warehouse=real_warehouse, sql="DELETE FROM sales")
+    assert (
+        "Refused by the read-only guard" in client.get(reverse("labelling:preview", args=[refused.pk])).content.decode()
+    )
