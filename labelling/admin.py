@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from labelling.models import GoldSet, GoldSetVersion, Label, Query
+from labelling.models import Adjudication, GoldSet, GoldSetVersion, GoldSetVersionItem, Label, Query
 
 
 @admin.register(GoldSet)
@@ -10,7 +10,7 @@ class GoldSetAdmin(admin.ModelAdmin):
 
 @admin.register(Query)
 class QueryAdmin(admin.ModelAdmin):
-    list_display = ["external_id", "source", "gold_set", "warehouse", "created_at"]
+    list_display = ["external_id", "source", "gold_set", "warehouse", "label_count", "created_at"]
     list_filter = ["source", "gold_set"]
     search_fields = ["external_id", "question", "sql"]
 
@@ -21,9 +21,30 @@ class LabelAdmin(admin.ModelAdmin):
     list_filter = ["decision", "source", "is_current"]
 
 
-@admin.register(GoldSetVersion)
-class GoldSetVersionAdmin(admin.ModelAdmin):
-    list_display = ["gold_set", "number", "published_at", "published_by"]
+@admin.register(Adjudication)
+class AdjudicationAdmin(admin.ModelAdmin):
+    list_display = ["query", "adjudicator", "decision", "error_class", "reason", "created_at"]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Published versions are immutable: the admin may look, never change or delete."""
 
     def has_change_permission(self, request, obj=None):
-        return False  # published versions are immutable
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(GoldSetVersion)
+class GoldSetVersionAdmin(ReadOnlyAdmin):
+    list_display = ["gold_set", "number", "is_frozen", "unresolved_count", "published_at", "published_by"]
+
+
+@admin.register(GoldSetVersionItem)
+class GoldSetVersionItemAdmin(ReadOnlyAdmin):
+    list_display = ["version", "query", "decision", "error_class"]
+    list_filter = ["version"]
+
+    def has_add_permission(self, request):
+        return False

@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class LabellingConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "labelling"
+
+    def ready(self):
+        from django.db.backends.signals import connection_created
+
+        from labelling.immutability import register_sqlite_function
+
+        connection_created.connect(register_sqlite_function, dispatch_uid="labelling_sqlite_function")

@@ -5,6 +5,10 @@ from django.db import models
 from django.db.models import Q
 
 
+class ImmutableVersionError(Exception):
+    """Raised when code tries to change a published (frozen) gold set version."""
+
+
 class ErrorClass(models.TextChoices):
     """The one list of error classes that labels and judges share (DESIGN.md)."""
 
@@ -61,10 +65,31 @@ class Query(models.Model):
     reference_sql = models.TextField(blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Current labels on this query, kept by the label services: the queue reads it
+    # instead of counting 200,000 labels on every "next item".
+    label_count = models.PositiveIntegerField(default=0)
+    # A stable draw in [0, 1) from the item's external id; the item gets a second
+    # labeller when it falls under its gold set's overlap share.
+    overlap_key = models.FloatField(default=1.0)
+    wants_second_label = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["id"]
         verbose_name_plural = "queries"
+        indexes = [
+            # The labelling queue: gold items still wanting a label, in id order.
+            models.Index(
+                fields=["gold_set", "id"],
+                condition=Q(label_count=0) | Q(label_count=1, wants_second_label=True),
+                name="labelling_query_queue_gold",
+            ),
+            # Audit samples still wanting their one label.
+            models.Index(
+                fields=["source", "id"],
+                condition=Q(label_count=0, source="audit"),
+                name="labelling_query_queue_audit",
+            ),
+        ]
         constraints = [
             # A gold item id is unique inside its gold set.
             models.UniqueConstraint(
@@ -112,6 +137,12 @@ class Label(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        indexes = [
+            # The queue asks "which queries has this labeller labelled?" and "how many
+            # current labellers does this query have?": both are served by this index.
+            models.Index(fields=["labeller", "query"], name="labelling_label_by_labeller"),
+            models.Index(fields=["query", "is_current"], name="labelling_label_current"),
+        ]
         constraints = [
             # A labeller has at most one current label per query; older ones are history.
             models.UniqueConstraint(
@@ -130,14 +161,48 @@ class Label(models.Model):
         return f"{self.query_id} {self.decision} {self.error_class}".strip()
 
 
+class FrozenVersionQuerySet(models.QuerySet):
+    """Refuse bulk updates and deletes that would touch a frozen version (the DB refuses too)."""
+
+    frozen_lookup = "is_frozen"
+
+    def _touches_frozen(self) -> bool:
+        return self.filter(**{self.frozen_lookup: True}).exists()
+
+    def update(self, **kwargs):
+        if self._touches_frozen():
+            raise ImmutableVersionError("A published gold set version cannot be changed.")
+        return super().update(**kwargs)
+
+    def delete(self):
+        if self._touches_frozen():
+            raise ImmutableVersionError("A published gold set version cannot be deleted.")
+        return super().delete()
+
+
+class FrozenItemQuerySet(FrozenVersionQuerySet):
+    frozen_lookup = "version__is_frozen"
+
+
 class GoldSetVersion(models.Model):
-    """An immutable, published snapshot of a gold set's (query, final label) pairs."""
+    """An immutable, published snapshot of a gold set's (query, final label) pairs.
+
+    `goldset_publish` creates the version, writes its items and then freezes it; from
+    then on neither the row nor its items can change (model guards here, triggers in
+    the database from migration 0002).
+    """
 
     gold_set = models.ForeignKey(GoldSet, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
     published_at = models.DateTimeField(auto_now_add=True)
     published_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
     note = models.TextField(blank=True)
+    # Set once, by goldset_publish, after the items are written.
+    is_frozen = models.BooleanField(default=False)
+    # Items left out because their labels disagree and nobody adjudicated them yet.
+    unresolved_count = models.PositiveIntegerField(default=0)
+
+    objects = FrozenVersionQuerySet.as_manager()
 
     class Meta:
         ordering = ["gold_set", "-number"]
@@ -148,6 +213,16 @@ class GoldSetVersion(models.Model):
     def __str__(self):
         return f"{self.gold_set} v{self.number}"
 
+    def save(self, *args, **kwargs):
+        if self.pk and type(self).objects.filter(pk=self.pk, is_frozen=True).exists():
+            raise ImmutableVersionError(f"{self} is published and cannot be changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        if self.is_frozen:
+            raise ImmutableVersionError(f"{self} is published and cannot be deleted.")
+        return super().delete(*args, **kwargs)
+
 
 class GoldSetVersionItem(models.Model):
     """One frozen (query, final label, error class) row of a published version."""
@@ -157,6 +232,8 @@ class GoldSetVersionItem(models.Model):
     decision = models.CharField(max_length=8, choices=LabelDecision.choices)
     error_class = models.CharField(max_length=32, choices=ErrorClass.choices, blank=True)
 
+    objects = FrozenItemQuerySet.as_manager()
+
     class Meta:
         ordering = ["version", "query"]
         constraints = [
@@ -165,3 +242,42 @@ class GoldSetVersionItem(models.Model):
 
     def __str__(self):
         return f"{self.version} {self.query_id} {self.decision}"
+
+    def save(self, *args, **kwargs):
+        if GoldSetVersion.objects.filter(pk=self.version_id, is_frozen=True).exists():
+            raise ImmutableVersionError("Items of a published gold set version cannot be added or changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        if GoldSetVersion.objects.filter(pk=self.version_id, is_frozen=True).exists():
+            raise ImmutableVersionError("Items of a published gold set version cannot be deleted.")
+        return super().delete(*args, **kwargs)
+
+
+class Adjudication(models.Model):
+    """An adjudicator's resolution of a query whose labellers disagree: who, what and why.
+
+    The latest adjudication of a query is its final label, whatever the labels say.
+    """
+
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="adjudications")
+    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    decision = models.CharField(max_length=8, choices=LabelDecision.choices)
+    error_class = models.CharField(max_length=32, choices=ErrorClass.choices, blank=True)
+    reason = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # An adjudication settles the item: it must be correct or wrong, never unsure.
+            models.CheckConstraint(
+                condition=(Q(decision="wrong") & ~Q(error_class="")) | (Q(decision="correct") & Q(error_class="")),
+                name="labelling_adjudication_is_final",
+            ),
+            # Who resolved it must say why.
+            models.CheckConstraint(condition=~Q(reason=""), name="labelling_adjudication_has_reason"),
+        ]
+
+    def __str__(self):
+        return f"{self.query_id} adjudicated {self.decision} {self.error_class}".strip()

@@ -1,11 +1,244 @@
-from django.shortcuts import render
+"""Pages of the labelling app. HTTP only: role check, form, one service or selector, render."""
 
-from config.roles import ADMIN, LABELLER, ML_ENGINEER, role_required
-from labelling.models import GoldSet
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from config.roles import ADMIN, LABELLER, ML_ENGINEER, has_role, role_required
+from labelling import selectors, services
+from labelling.agreement_report import agreement_report
+from labelling.forms import AdjudicationForm, ImportForm, LabelForm, PublishForm
+from labelling.goldset_io import GoldImportError, export_lines
+from labelling.models import ErrorClass, GoldSet, GoldSetVersion, Query, QuerySource
+from labelling.preview import query_preview
+
+AUDIT_SCOPE = "audit"  # the queue of audit samples alone, outside any gold set
+# Keys 1..9, 0 pick an error class after `w`.
+ERROR_CLASS_KEYS = list(zip([*"123456789", "0"], ErrorClass.choices, strict=True))
 
 
 @role_required(LABELLER, ML_ENGINEER, ADMIN)
 def index(request):
     """List gold sets with their latest versions."""
     gold_sets = GoldSet.objects.prefetch_related("versions").order_by("name")
-    return render(request, "labelling/index.html", {"gold_sets": gold_sets})
+    audit_waiting = Query.objects.filter(source=QuerySource.AUDIT, label_count=0).count()
+    return render(request, "labelling/index.html", {"gold_sets": gold_sets, "audit_waiting": audit_waiting})
+
+
+# --- The labelling queue ------------------------------------------------------------------
+
+
+def _scope(scope: str) -> GoldSet | None:
+    return None if scope == AUDIT_SCOPE else get_object_or_404(GoldSet, name=scope)
+
+
+def _query_in_scope(gold_set: GoldSet | None, pk: int) -> Query:
+    query = get_object_or_404(Query.objects.select_related("warehouse"), pk=pk)
+    if query.source != QuerySource.AUDIT and (gold_set is None or query.gold_set_id != gold_set.pk):
+        raise Http404("This item is not in this queue.")
+    return query
+
+
+def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | None, status=200):
+    """Render the item page, or only its `item` partial for htmx (and point the URL at it)."""
+    context = {
+        "scope": scope,
+        "gold_set": gold_set,
+        "query": query,
+        "error_class_keys": ERROR_CLASS_KEYS,
+        "progress": selectors.queue_progress(user=request.user, gold_set=gold_set) if gold_set else None,
+    }
+    if query is not None:
+        context["my_label"] = selectors.queue_current_label(user=request.user, query=query)
+        context["columns"] = selectors.warehouse_columns(query=query)
+    template = "labelling/queue.html#item" if request.htmx else "labelling/queue.html"
+    response = render(request, template, context, status=status)
+    if request.htmx and query is not None:
+        response["HX-Push-Url"] = reverse("labelling:queue_item", args=[scope, query.pk])
+    elif request.htmx:
+        response["HX-Push-Url"] = reverse("labelling:queue", args=[scope])
+    return response
+
+
+@role_required(LABELLER)
+def queue(request, scope):
+    """Open the queue at the next item waiting for this labeller (or say that none is left)."""
+    gold_set = _scope(scope)
+    query = selectors.queue_next_item(user=request.user, gold_set=gold_set)
+    if query is not None:
+        return redirect("labelling:queue_item", scope, query.pk)
+    return _render_item(request, scope, gold_set, None)
+
+
+@role_required(LABELLER)
+def queue_item(request, scope, pk):
+    """Show one item: question, highlighted SQL, the columns it touches, its preview panel."""
+    gold_set = _scope(scope)
+    return _render_item(request, scope, gold_set, _query_in_scope(gold_set, pk))
+
+
+@require_POST
+@role_required(LABELLER)
+def queue_label(request, scope, pk):
+    """Save the labeller's label on this item and move on to the next one."""
+    gold_set = _scope(scope)
+    query = _query_in_scope(gold_set, pk)
+    form = LabelForm(request.POST)
+    if not form.is_valid():
+        return _render_item(request, scope, gold_set, query, status=422)
+    services.label_create(query=query, labeller=request.user, **form.cleaned_data)
+    following = selectors.queue_following_item(user=request.user, gold_set=gold_set, query=query)
+    if not request.htmx:
+        return (
+            redirect("labelling:queue_item", scope, following.pk) if following else redirect("labelling:queue", scope)
+        )
+    return _render_item(request, scope, gold_set, following)
+
+
+@role_required(LABELLER)
+def queue_step(request, scope, pk, direction):
+    """Go to the previous item (k) or the next one (j) in the labeller's history."""
+    gold_set = _scope(scope)
+    query = _query_in_scope(gold_set, pk)
+    if direction == "prev":
+        target = selectors.queue_previous_item(user=request.user, gold_set=gold_set, query=query) or query
+    else:
+        target = selectors.queue_following_item(user=request.user, gold_set=gold_set, query=query)
+    if not request.htmx:
+        return redirect("labelling:queue_item", scope, target.pk) if target else redirect("labelling:queue", scope)
+    return _render_item(request, scope, gold_set, target)
+
+
+@require_POST
+@role_required(LABELLER)
+def queue_undo(request, scope):
+    """Retract the labeller's last label in this queue and return to that item."""
+    gold_set = _scope(scope)
+    last = selectors.queue_last_label(user=request.user, gold_set=gold_set)
+    if last is None:
+        messages.info(request, "Nothing to undo.")
+        return redirect("labelling:queue", scope)
+    services.label_undo(label=last)
+    if not request.htmx:
+        return redirect("labelling:queue_item", scope, last.query_id)
+    return _render_item(request, scope, gold_set, last.query)
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def preview(request, pk):
+    """Run the item (and its reference SQL) read-only and show the first rows and the comparison."""
+    query = get_object_or_404(Query.objects.select_related("warehouse"), pk=pk)
+    return render(request, "labelling/preview.html", {"query": query, "preview": query_preview(query=query)})
+
+
+# --- Gold sets, versions, agreement ----------------------------------------------------------
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def goldset_detail(request, name):
+    """Show a gold set's versions, with export, diff and (for engineers) publish."""
+    gold_set = get_object_or_404(GoldSet, name=name)
+    versions = gold_set.versions.filter(is_frozen=True).select_related("published_by").order_by("-number")
+    can_manage = has_role(request.user, ML_ENGINEER, ADMIN)
+    return render(
+        request,
+        "labelling/goldset_detail.html",
+        {"gold_set": gold_set, "versions": versions, "can_manage": can_manage, "publish_form": PublishForm()},
+    )
+
+
+@require_POST
+@role_required(ML_ENGINEER, ADMIN)
+def goldset_publish(request, name):
+    """Publish the gold set's current final labels as a new immutable version."""
+    gold_set = get_object_or_404(GoldSet, name=name)
+    form = PublishForm(request.POST)
+    note = form.cleaned_data["note"] if form.is_valid() else ""
+    version = services.goldset_publish(gold_set=gold_set, user=request.user, note=note)
+    messages.success(
+        request, f"Published {version}: {version.items.count()} items, {version.unresolved_count} unresolved left out."
+    )
+    return redirect("labelling:goldset_detail", name)
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def version_diff(request, name):
+    """Show what changed between two versions of a gold set (?old=N&new=M)."""
+    gold_set = get_object_or_404(GoldSet, name=name)
+    try:
+        old_number, new_number = int(request.GET["old"]), int(request.GET["new"])
+    except (KeyError, ValueError):
+        messages.error(request, "Pick two versions to compare.")
+        return redirect("labelling:goldset_detail", name)
+    old = get_object_or_404(GoldSetVersion, gold_set=gold_set, number=old_number)
+    new = get_object_or_404(GoldSetVersion, gold_set=gold_set, number=new_number)
+    diff = selectors.version_diff(old=old, new=new)
+    return render(request, "labelling/version_diff.html", {"gold_set": gold_set, "old": old, "new": new, "diff": diff})
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def version_export(request, pk, fmt):
+    """Download a version as JSONL or CSV, streamed."""
+    if fmt not in ("jsonl", "csv"):
+        raise Http404("Export as .jsonl or .csv.")
+    version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=pk, is_frozen=True)
+    content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
+    response = StreamingHttpResponse(export_lines(version, fmt), content_type=f"{content_type}; charset=utf-8")
+    filename = f"{version.gold_set.name}-v{version.number}.{fmt}"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def agreement(request, name):
+    """Show agreement per labeller pair, over all raters and per error class, and the items that disagree."""
+    gold_set = get_object_or_404(GoldSet, name=name)
+    report = agreement_report(gold_set=gold_set)
+    can_adjudicate = has_role(request.user, ML_ENGINEER, ADMIN)
+    return render(
+        request,
+        "labelling/agreement.html",
+        {"gold_set": gold_set, "report": report, "can_adjudicate": can_adjudicate, "form": AdjudicationForm()},
+    )
+
+
+@require_POST
+@role_required(ML_ENGINEER, ADMIN)
+def adjudicate(request, pk):
+    """Record an adjudicator's final label for a disagreeing item, with the reason."""
+    query = get_object_or_404(Query.objects.select_related("gold_set"), pk=pk)
+    form = AdjudicationForm(request.POST)
+    back = reverse("labelling:agreement", args=[query.gold_set.name]) if query.gold_set else reverse("labelling:index")
+    if not form.is_valid():
+        messages.error(request, f"Not adjudicated: {form.errors.as_text()}")
+        return redirect(back)
+    services.adjudication_create(query=query, adjudicator=request.user, **form.cleaned_data)
+    messages.success(request, f"Adjudicated {query.external_id}.")
+    return redirect(back)
+
+
+@role_required(ML_ENGINEER, ADMIN)
+def goldset_import(request):
+    """Upload a JSONL/CSV gold set file; import it in one transaction and publish a version."""
+    form = ImportForm(request.POST or None, request.FILES or None)
+    context = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            version = services.goldset_import(
+                path_or_file=data["file"], gold_set_name=data["gold_set"], fmt=data["format"] or None, user=request.user
+            )
+        except (GoldImportError, ValidationError, UnicodeDecodeError) as exc:
+            context["import_error"] = str(exc)
+        else:
+            context["version"] = version
+            if not request.htmx:
+                messages.success(request, f"Imported and published {version}.")
+                return redirect("labelling:goldset_detail", version.gold_set.name)
+    template = "labelling/import.html#result" if request.htmx else "labelling/import.html"
+    # htmx swaps only 2xx answers, so an import error travels as a 200 with the message.
+    failed = context.get("import_error") and not request.htmx
+    return render(request, template, context, status=422 if failed else 200)

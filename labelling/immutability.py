@@ -1,0 +1,112 @@
+"""Database-level immutability of published gold set versions.
+
+Migration 0003 installs triggers (PostgreSQL and SQLite) that refuse any INSERT, UPDATE
+or DELETE touching a frozen version or its items, whatever code path issues it. The only
+sanctioned exception is `manage.py flush` (test teardown, wiping a dev database): on
+PostgreSQL it uses TRUNCATE, which row triggers do not see; on SQLite it issues plain
+DELETEs, so the SQLite triggers consult `docket_flush_allowed()`, a function this module
+registers on every Django SQLite connection and which answers 1 only inside `allow_flush()`.
+A connection that lacks the function (the sqlite3 shell) cannot delete the rows at all.
+"""
+
+import contextlib
+import threading
+
+_state = threading.local()
+
+REFUSAL = "labelling: a published gold set version is immutable"
+
+
+def flush_allowed() -> int:
+    return 1 if getattr(_state, "flushing", False) else 0
+
+
+@contextlib.contextmanager
+def allow_flush():
+    """Let the SQLite triggers admit the whole-database wipe that `flush` performs."""
+    _state.flushing = True
+    try:
+        yield
+    finally:
+        _state.flushing = False
+
+
+def register_sqlite_function(sender, connection, **kwargs):
+    """Give each new SQLite connection the function the triggers call."""
+    if connection.vendor == "sqlite":
+        connection.connection.create_function("docket_flush_allowed", 0, flush_allowed, deterministic=False)
+
+
+SQLITE_TRIGGERS = [
+    f"""CREATE TRIGGER labelling_version_refuse_update BEFORE UPDATE ON labelling_goldsetversion
+    WHEN OLD.is_frozen = 1 BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END;""",
+    f"""CREATE TRIGGER labelling_version_refuse_delete BEFORE DELETE ON labelling_goldsetversion
+    WHEN OLD.is_frozen = 1 AND docket_flush_allowed() = 0 BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END;""",
+    f"""CREATE TRIGGER labelling_versionitem_refuse_insert BEFORE INSERT ON labelling_goldsetversionitem
+    WHEN (SELECT is_frozen FROM labelling_goldsetversion WHERE id = NEW.version_id) = 1
+    BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END;""",
+    f"""CREATE TRIGGER labelling_versionitem_refuse_update BEFORE UPDATE ON labelling_goldsetversionitem
+    WHEN (SELECT is_frozen FROM labelling_goldsetversion WHERE id = OLD.version_id) = 1
+      OR (SELECT is_frozen FROM labelling_goldsetversion WHERE id = NEW.version_id) = 1
+    BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END;""",
+    f"""CREATE TRIGGER labelling_versionitem_refuse_delete BEFORE DELETE ON labelling_goldsetversionitem
+    WHEN (SELECT is_frozen FROM labelling_goldsetversion WHERE id = OLD.version_id) = 1
+      AND docket_flush_allowed() = 0
+    BEGIN SELECT RAISE(ABORT, '{REFUSAL}'); END;""",
+]
+SQLITE_DROP = [
+    "DROP TRIGGER IF EXISTS labelling_version_refuse_update;",
+    "DROP TRIGGER IF EXISTS labelling_version_refuse_delete;",
+    "DROP TRIGGER IF EXISTS labelling_versionitem_refuse_insert;",
+    "DROP TRIGGER IF EXISTS labelling_versionitem_refuse_update;",
+    "DROP TRIGGER IF EXISTS labelling_versionitem_refuse_delete;",
+]
+
+# 23000 = integrity_constraint_violation, so Django raises IntegrityError on both vendors.
+POSTGRES_TRIGGERS = [
+    f"""CREATE FUNCTION labelling_refuse_frozen_version() RETURNS trigger AS $$
+    BEGIN
+      IF OLD.is_frozen THEN
+        RAISE EXCEPTION '{REFUSAL}' USING ERRCODE = '23000';
+      END IF;
+      IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+      RETURN NEW;
+    END $$ LANGUAGE plpgsql;""",
+    """CREATE TRIGGER labelling_version_immutable BEFORE UPDATE OR DELETE ON labelling_goldsetversion
+    FOR EACH ROW EXECUTE FUNCTION labelling_refuse_frozen_version();""",
+    f"""CREATE FUNCTION labelling_refuse_frozen_item() RETURNS trigger AS $$
+    BEGIN
+      IF TG_OP IN ('UPDATE', 'DELETE') AND EXISTS (
+           SELECT 1 FROM labelling_goldsetversion WHERE id = OLD.version_id AND is_frozen) THEN
+        RAISE EXCEPTION '{REFUSAL}' USING ERRCODE = '23000';
+      END IF;
+      IF TG_OP IN ('INSERT', 'UPDATE') AND EXISTS (
+           SELECT 1 FROM labelling_goldsetversion WHERE id = NEW.version_id AND is_frozen) THEN
+        RAISE EXCEPTION '{REFUSAL}' USING ERRCODE = '23000';
+      END IF;
+      IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+      RETURN NEW;
+    END $$ LANGUAGE plpgsql;""",
+    """CREATE TRIGGER labelling_versionitem_immutable BEFORE INSERT OR UPDATE OR DELETE
+    ON labelling_goldsetversionitem FOR EACH ROW EXECUTE FUNCTION labelling_refuse_frozen_item();""",
+]
+POSTGRES_DROP = [
+    "DROP TRIGGER IF EXISTS labelling_versionitem_immutable ON labelling_goldsetversionitem;",
+    "DROP TRIGGER IF EXISTS labelling_version_immutable ON labelling_goldsetversion;",
+    "DROP FUNCTION IF EXISTS labelling_refuse_frozen_item();",
+    "DROP FUNCTION IF EXISTS labelling_refuse_frozen_version();",
+]
+
+
+def install_triggers(apps, schema_editor):
+    vendor = schema_editor.connection.vendor
+    statements = {"sqlite": SQLITE_TRIGGERS, "postgresql": POSTGRES_TRIGGERS}.get(vendor, [])
+    for sql in statements:
+        schema_editor.execute(sql)
+
+
+def drop_triggers(apps, schema_editor):
+    vendor = schema_editor.connection.vendor
+    statements = {"sqlite": SQLITE_DROP, "postgresql": POSTGRES_DROP}.get(vendor, [])
+    for sql in statements:
+        schema_editor.execute(sql)

@@ -1,0 +1,84 @@
+"""The result preview and the execution-backed suggestion (rung 6) for one query.
+
+Both run through `probes.execution.run_readonly` (the guarded read-only path: sqlglot
+guard, read-only transaction, statement timeout, row cap). It is imported lazily: until
+probes provides it, the page says there is no preview. The comparison itself is the
+pure `labelling.compare.compare_result_sets`.
+"""
+
+from dataclasses import dataclass, field
+
+from labelling.compare import Comparison, compare_result_sets
+
+PREVIEW_ROWS = 20
+PREVIEW_TIMEOUT_S = 5.0
+# The comparison needs whole result sets, not the first 20 rows; past this cap it is not attempted.
+COMPARE_ROW_CAP = 5000
+
+
+@dataclass
+class RunOutcome:
+    ok: bool
+    message: str = ""
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple] = field(default_factory=list)
+    truncated: bool = False
+    elapsed_ms: float = 0.0
+
+
+@dataclass
+class Preview:
+    available: bool
+    message: str = ""
+    result: RunOutcome | None = None
+    reference: RunOutcome | None = None
+    comparison: Comparison | None = None
+
+
+def _load_runner():
+    try:
+        from probes.execution import run_readonly
+    except ImportError:
+        return None
+    return run_readonly
+
+
+def _run(run_readonly, warehouse, sql: str, row_cap: int) -> RunOutcome:
+    result = run_readonly(warehouse=warehouse, sql=sql, row_cap=row_cap, timeout_s=PREVIEW_TIMEOUT_S)
+    if not result.allowed:
+        return RunOutcome(ok=False, message=f"Refused by the read-only guard: {result.reason}")
+    if not result.executed or result.error:
+        return RunOutcome(ok=False, message=f"Did not run: {result.error or result.reason}")
+    rows = [tuple(row) for row in result.rows]
+    return RunOutcome(
+        ok=True,
+        columns=list(result.columns),
+        rows=rows,
+        truncated=getattr(result, "truncated", len(rows) >= row_cap),
+        elapsed_ms=result.elapsed_ms or 0.0,
+    )
+
+
+def query_preview(*, query) -> Preview:
+    """Run the query (and its reference SQL, if any) read-only; compare when both ran in full.
+
+    A refusal or an error is shown as such: it is never a verdict on the query.
+    """
+    run_readonly = _load_runner()
+    if run_readonly is None:
+        return Preview(available=False, message="No preview: the read-only execution path is not installed yet.")
+    if query.warehouse is None:
+        return Preview(available=False, message="No preview: this item names no warehouse.")
+    # Without reference SQL only the first rows are shown; with it, whole results are compared.
+    cap = COMPARE_ROW_CAP + 1 if query.reference_sql else PREVIEW_ROWS
+    preview = Preview(available=True, result=_run(run_readonly, query.warehouse, query.sql, cap))
+    if query.reference_sql:
+        preview.reference = _run(run_readonly, query.warehouse, query.reference_sql, cap)
+        both = preview.result.ok and preview.reference.ok
+        if both and not (preview.result.truncated or preview.reference.truncated):
+            preview.comparison = compare_result_sets(
+                preview.result.columns, preview.result.rows, preview.reference.columns, preview.reference.rows
+            )
+        elif both:
+            preview.message = f"Not compared: a result has more than {COMPARE_ROW_CAP} rows."
+    return preview

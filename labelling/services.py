@@ -1,0 +1,238 @@
+"""Writes of the labelling app: queries, labels, adjudications, gold sets and versions.
+
+Every function here is keyword-only and atomic. Import and export of gold sets live in
+`labelling.goldset_io` and are re-exported here (`goldset_import`, `goldset_export`).
+"""
+
+import hashlib
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F, Max
+
+from labelling.bulk import insert_rows
+from labelling.models import (
+    Adjudication,
+    ErrorClass,
+    GoldSet,
+    GoldSetVersion,
+    GoldSetVersionItem,
+    Label,
+    LabelDecision,
+    LabelSource,
+    Query,
+    QuerySource,
+)
+from probes.fingerprint import sql_fingerprint
+
+ITEM_BATCH_SIZE = 2000
+
+
+def overlap_key_for(external_id: str) -> float:
+    """Return a stable draw in [0, 1) for an item: the same item is always (not) overlapped."""
+    digest = hashlib.sha256(external_id.encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def validate_decision(decision: str, error_class: str, *, allow_unsure: bool = True) -> None:
+    """Raise ValidationError unless the decision and error class make a valid label."""
+    allowed = set(LabelDecision.values) if allow_unsure else {LabelDecision.CORRECT, LabelDecision.WRONG}
+    if decision not in allowed:
+        raise ValidationError({"decision": f"'{decision}' is not one of {', '.join(sorted(allowed))}."})
+    if decision == LabelDecision.WRONG:
+        if not error_class:
+            raise ValidationError({"error_class": "A wrong label needs an error class."})
+        if error_class not in ErrorClass.values:
+            raise ValidationError({"error_class": f"'{error_class}' is not a known error class."})
+    elif error_class:
+        raise ValidationError({"error_class": f"Only a wrong label carries an error class, not a {decision} one."})
+
+
+def goldset_get_or_create(*, name: str, overlap_share: float | None = None) -> GoldSet:
+    """Return the gold set called `name`, creating it if needed."""
+    defaults = {} if overlap_share is None else {"overlap_share": overlap_share}
+    gold_set, _ = GoldSet.objects.get_or_create(name=name, defaults=defaults)
+    return gold_set
+
+
+@transaction.atomic
+def goldset_set_overlap(*, gold_set: GoldSet, overlap_share: float) -> GoldSet:
+    """Change the overlap share and re-draw which items want a second labeller."""
+    gold_set.overlap_share = overlap_share
+    gold_set.full_clean()
+    gold_set.save(update_fields=["overlap_share"])
+    queries = Query.objects.filter(gold_set=gold_set)
+    queries.filter(overlap_key__lt=overlap_share).update(wants_second_label=True)
+    queries.filter(overlap_key__gte=overlap_share).update(wants_second_label=False)
+    return gold_set
+
+
+def query_create(
+    *,
+    question: str,
+    sql: str,
+    external_id: str,
+    dialect: str | None = None,
+    warehouse=None,
+    source: str = QuerySource.GOLD,
+    gold_set: GoldSet | None = None,
+    reference_sql: str = "",
+    metadata: dict | None = None,
+) -> Query:
+    """Create a query with its normalised fingerprint and its overlap draw."""
+    dialect = dialect or (warehouse.dialect if warehouse else "sqlite")
+    key = overlap_key_for(external_id)
+    query = Query(
+        question=question,
+        sql=sql,
+        dialect=dialect,
+        warehouse=warehouse,
+        source=source,
+        gold_set=gold_set,
+        external_id=external_id,
+        fingerprint=sql_fingerprint(sql, dialect),
+        reference_sql=reference_sql or "",
+        metadata=metadata or {},
+        overlap_key=key,
+        wants_second_label=bool(gold_set and key < gold_set.overlap_share),
+    )
+    query.full_clean(exclude=["warehouse", "gold_set"], validate_unique=False, validate_constraints=False)
+    query.save()
+    return query
+
+
+@transaction.atomic
+def label_create(
+    *,
+    query: Query,
+    labeller,
+    decision: str,
+    error_class: str = "",
+    note: str = "",
+    source: str = LabelSource.MANUAL,
+) -> Label:
+    """Record a label; it supersedes the labeller's current one, which stays as history."""
+    error_class = error_class or ""
+    validate_decision(decision, error_class)
+    previous = None
+    if labeller is not None:
+        previous = Label.objects.select_for_update().filter(query=query, labeller=labeller, is_current=True).first()
+        if previous is not None:
+            previous.is_current = False
+            previous.save(update_fields=["is_current"])
+    label = Label.objects.create(
+        query=query,
+        labeller=labeller,
+        decision=decision,
+        error_class=error_class,
+        note=note,
+        source=source,
+        is_current=True,
+    )
+    if previous is None:
+        Query.objects.filter(pk=query.pk).update(label_count=F("label_count") + 1)
+    return label
+
+
+@transaction.atomic
+def label_undo(*, label: Label) -> Label | None:
+    """Retract a current label; the labeller's previous label on that query becomes current again.
+
+    The retracted label is kept as history (is_current=False). Return the label that is
+    current afterwards, or None when the labeller had no earlier label there.
+    """
+    label = Label.objects.select_for_update().get(pk=label.pk)
+    if not label.is_current:
+        raise ValidationError("Only a current label can be undone.")
+    label.is_current = False
+    label.save(update_fields=["is_current"])
+    earlier = (
+        Label.objects.filter(query_id=label.query_id, labeller_id=label.labeller_id, created_at__lte=label.created_at)
+        .exclude(pk=label.pk)
+        .order_by("-created_at", "-id")
+        .first()
+    )
+    if earlier is not None:
+        earlier.is_current = True
+        earlier.save(update_fields=["is_current"])
+        return earlier
+    Query.objects.filter(pk=label.query_id).update(label_count=F("label_count") - 1)
+    return None
+
+
+@transaction.atomic
+def adjudication_create(
+    *, query: Query, adjudicator, decision: str, error_class: str = "", reason: str
+) -> Adjudication:
+    """Resolve a query's final label, recording who decided and why."""
+    error_class = error_class or ""
+    validate_decision(decision, error_class, allow_unsure=False)
+    if not reason.strip():
+        raise ValidationError({"reason": "Say why: an adjudication without a reason cannot be reviewed."})
+    return Adjudication.objects.create(
+        query=query, adjudicator=adjudicator, decision=decision, error_class=error_class, reason=reason.strip()
+    )
+
+
+@transaction.atomic
+def goldset_publish(*, gold_set: GoldSet, user=None, note: str = "") -> GoldSetVersion:
+    """Freeze the gold set's final labels into a new immutable version.
+
+    A final label is the latest adjudication, else the label every decisive current
+    label agrees on (one label alone is final; `unsure` abstains). Items whose labels
+    disagree and are not adjudicated are left out and counted in `unresolved_count`;
+    they enter a later version once adjudicated. Publishing never blocks on them.
+    """
+    from labelling.selectors import final_labels
+
+    GoldSet.objects.select_for_update().filter(pk=gold_set.pk).first()
+    last = GoldSetVersion.objects.filter(gold_set=gold_set).aggregate(n=Max("number"))["n"] or 0
+    version = GoldSetVersion.objects.create(gold_set=gold_set, number=last + 1, published_by=user, note=note)
+    unresolved = 0
+    batch: list[tuple] = []
+    fields = ["version", "query", "decision", "error_class"]
+    for final in final_labels(gold_set=gold_set):
+        if final.decision is None:
+            unresolved += final.disagreeing
+            continue
+        batch.append((version.pk, final.query_id, final.decision, final.error_class))
+        if len(batch) >= ITEM_BATCH_SIZE:
+            insert_rows(GoldSetVersionItem, fields, batch)
+            batch = []
+    insert_rows(GoldSetVersionItem, fields, batch)
+    GoldSetVersion.objects.filter(pk=version.pk, is_frozen=False).update(is_frozen=True, unresolved_count=unresolved)
+    version.refresh_from_db()
+    return version
+
+
+def query_fingerprint_fill(*, gold_set_id: int | None = None, limit: int = 500) -> int:
+    """Fingerprint up to `limit` queries that have none yet; return how many were filled.
+
+    Idempotent: it only touches rows whose fingerprint is still empty, and writing the
+    same fingerprint twice is harmless.
+    """
+    queries = Query.objects.filter(fingerprint="")
+    if gold_set_id is not None:
+        queries = queries.filter(gold_set_id=gold_set_id)
+    batch = list(queries.order_by("id").only("id", "sql", "dialect")[:limit])
+    for query in batch:
+        query.fingerprint = sql_fingerprint(query.sql, query.dialect)
+    Query.objects.bulk_update(batch, ["fingerprint"])
+    return len(batch)
+
+
+def goldset_import(*, path_or_file, gold_set_name: str, fmt: str | None = None, user=None, progress=None):
+    """Import a JSONL or CSV gold set file in one transaction and publish a new version.
+
+    See `labelling.goldset_io.goldset_import`.
+    """
+    from labelling.goldset_io import goldset_import as run_import
+
+    return run_import(path_or_file=path_or_file, gold_set_name=gold_set_name, fmt=fmt, user=user, progress=progress)
+
+
+def goldset_export(*, version: GoldSetVersion, fmt: str, out) -> int:
+    """Write a version to `out` as JSONL or CSV; return the number of items written."""
+    from labelling.goldset_io import goldset_export as run_export
+
+    return run_export(version=version, fmt=fmt, out=out)

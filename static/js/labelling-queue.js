@@ -1,0 +1,62 @@
+// Keyboard flow of the labelling queue. Every key clicks a real button or link, so the
+// page works the same with a mouse, and htmx swaps in the next item without a reload.
+(() => {
+  let wrongMode = false;
+
+  const item = () => document.querySelector("#queue-item .label-item");
+  const classList = () => document.querySelector("#queue-item .error-classes");
+
+  function setWrongMode(on) {
+    wrongMode = on;
+    const list = classList();
+    if (list) list.hidden = !on;
+  }
+
+  function press(selector) {
+    const target = document.querySelector(`#queue-item ${selector}`);
+    if (target) target.click();
+    return Boolean(target);
+  }
+
+  function typing(event) {
+    const tag = event.target.tagName;
+    return tag === "TEXTAREA" || tag === "INPUT" || tag === "SELECT" || event.target.isContentEditable;
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (!item() || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (typing(event)) {
+      if (event.key === "Escape") event.target.blur();
+      return;
+    }
+    const key = event.key.toLowerCase();
+    if (wrongMode) {
+      if (/^[0-9]$/.test(key)) press(`[data-class-key="${key}"]`);
+      if (/^[0-9]$/.test(key) || key === "escape") { setWrongMode(false); event.preventDefault(); }
+      return;
+    }
+    const actions = {
+      c: () => press('[data-key="c"]'),
+      u: () => press('[data-key="u"]'),
+      w: () => setWrongMode(true),
+      n: () => document.getElementById("label-note")?.focus(),
+      j: () => press('[data-key="j"]'),
+      k: () => press('[data-key="k"]'),
+      z: () => press('[data-key="z"]'),
+      escape: () => setWrongMode(false),
+    };
+    if (actions[key]) { actions[key](); event.preventDefault(); }
+  });
+
+  document.addEventListener("click", (event) => {
+    if (event.target.closest(".wrong-toggle")) setWrongMode(!wrongMode);
+  });
+
+  // A new item arrived: leave wrong mode and keep focus off the note field.
+  document.addEventListener("htmx:afterSwap", (event) => {
+    if (event.detail.target.id === "queue-item") {
+      setWrongMode(false);
+      window.scrollTo({ top: 0 });
+    }
+  });
+})();
