@@ -5,10 +5,11 @@ from django.db.models import Prefetch
 from django.shortcuts import render
 from django.urls import reverse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.exceptions import AuthenticationFailed, NotFound
+from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +18,7 @@ from triage.models import ApiToken, LiveQuery
 from triage.services import api_token_touch, hash_token, live_queries_ingest
 
 MAX_BATCH = 500
+MAX_ID = 2**63 - 1  # the largest big-integer primary key
 
 
 class TokenClient:
@@ -80,6 +82,36 @@ class QueryInSerializer(serializers.Serializer):
     dialect = serializers.ChoiceField(choices=["sqlite", "postgres"], required=False)
     metadata = serializers.DictField(required=False, default=dict)
 
+    def validate_metadata(self, value):
+        """Refuse text a database cannot store (NUL, lone surrogates), naming where it is."""
+        bad = _unstorable_text_at(value, "metadata")
+        if bad:
+            raise serializers.ValidationError(f"{bad} holds a NUL or lone surrogate character, which cannot be stored.")
+        return value
+
+
+def _is_unstorable(text: str) -> bool:
+    return "\x00" in text or any("\ud800" <= char <= "\udfff" for char in text)
+
+
+def _unstorable_text_at(value, path: str) -> str | None:
+    """Return the path of the first key or string in a JSON value that cannot be stored, if any."""
+    if isinstance(value, str):
+        return path if _is_unstorable(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _is_unstorable(str(key)):
+                return f"a key of {path}"
+            found = _unstorable_text_at(item, f"{path}.{key}")
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _unstorable_text_at(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
 
 class AcceptedSerializer(serializers.Serializer):
     id = serializers.IntegerField()
@@ -122,18 +154,38 @@ def _field_errors(rows) -> tuple[list[dict], dict, dict]:
     return clean, errors, known
 
 
+def one_or_many(name, serializer_class):
+    """Document a body that is one object or a list of them, as the ingest endpoint takes and gives."""
+    return PolymorphicProxySerializer(
+        component_name=name,
+        serializers=[serializer_class, serializer_class(many=True)],
+        resource_type_field_name=None,
+        many=False,
+    )
+
+
+# Every token-guarded endpoint can refuse the caller; the schema says so.
+AUTH_RESPONSES = {
+    401: OpenApiResponse(description="Missing, invalid or revoked token."),
+    403: OpenApiResponse(description="The token lacks the scope this endpoint needs."),
+}
+
+
 class QueryIngestView(APIView):
     authentication_classes = [ApiTokenAuthentication]
     permission_classes = [HasScope]
+    # The API speaks JSON only: a form-encoded body cannot carry a list of queries.
+    parser_classes = [JSONParser]
     required_scope = "ingest"
 
     @extend_schema(
-        request=QueryInSerializer(many=True),
+        request=one_or_many("QueryInOneOrMany", QueryInSerializer),
         responses={
-            202: AcceptedSerializer(many=True),
+            202: one_or_many("AcceptedOneOrMany", AcceptedSerializer),
             200: AcceptedSerializer,
             400: OpenApiResponse(description="Field errors, keyed by item index for a list."),
             413: OpenApiResponse(description="Body too large."),
+            **AUTH_RESPONSES,
         },
         description=f"Submit one live query (an object) or up to {MAX_BATCH} (a list). Idempotent on external_id.",
     )
@@ -222,10 +274,15 @@ class QueryStatusView(APIView):
     permission_classes = [HasScope]
     required_scope = "read"
 
-    @extend_schema(responses={200: QueryStatusSerializer, 404: OpenApiResponse(description="Unknown id.")})
+    @extend_schema(
+        responses={200: QueryStatusSerializer, 404: OpenApiResponse(description="Unknown id."), **AUTH_RESPONSES}
+    )
     def get(self, request, pk: int):
         from judges.models import Verdict
 
+        if not 0 < pk <= MAX_ID:
+            # The URL takes any digits; an id no database column can hold names no query.
+            raise NotFound("No such query for this client.")
         live = (
             LiveQuery.objects.select_related("query__triage_item", "policy")
             .prefetch_related(

@@ -122,6 +122,19 @@ def test_another_clients_query_is_not_found(api):
     assert api("get", created["status_url"], token=other).status_code == 404
 
 
+@pytest.mark.parametrize("metadata", [{"note": "a\x00b"}, {"a\x00": 1}, {"deep": [{"x": "\ud800"}]}])
+def test_metadata_a_database_cannot_store_is_a_400_naming_it(api, metadata):
+    response = api("post", URL, row(metadata=metadata))
+    assert response.status_code == 400
+    assert "metadata" in response.json()["errors"]["metadata"][0]
+    assert LiveQuery.objects.count() == 0
+
+
+def test_an_id_beyond_any_database_integer_is_not_found_rather_than_a_server_error(api):
+    assert api("get", f"{URL}/{2**64}").status_code == 404
+    assert api("get", f"{URL}/0").status_code == 404
+
+
 def test_the_schema_and_docs_are_served_locally(client):
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json")
     assert schema.status_code == 200

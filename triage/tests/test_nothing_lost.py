@@ -1,44 +1,15 @@
 """Nothing the API accepts is lost: a broker outage at ingest leaves rows pending, the sweeper sends them."""
 
-import contextlib
 import json
 import logging
-import os
 
 import pytest
 from django.core.management import call_command
-from kombu import pools
 
-from config.celery import app
+from tests.support.brokers import CLOSED_PORT_BROKER, broker_at
 from tests.support.fixtures import wait_for
 from triage.models import IngestStatus, LiveQuery
 from triage.tests import factories
-
-CLOSED_PORT_BROKER = "redis://127.0.0.1:1/0"
-
-
-@contextlib.contextmanager
-def broker_at(url):
-    """Point this process's Celery publisher at another broker URL, then restore it."""
-
-    def reset():
-        pools.reset()
-        app._pool = None
-        app.amqp._producer_pool = None
-
-    previous, previous_env = app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
-    # Celery reads CELERY_BROKER_URL from the environment before its own setting.
-    os.environ["CELERY_BROKER_URL"] = app.conf.broker_url = url
-    reset()
-    try:
-        yield
-    finally:
-        app.conf.broker_url = previous
-        if previous_env is None:
-            os.environ.pop("CELERY_BROKER_URL", None)
-        else:
-            os.environ["CELERY_BROKER_URL"] = previous_env
-        reset()
 
 
 def post_queries(client, plaintext, external_ids):

@@ -7,15 +7,12 @@ warehouse is a SQLite file built here, with a fan-out trap: orders (412 rows) jo
 order_items (several rows per order).
 """
 
-import sqlite3
-
 import pytest
 
 for module in ("probes.verifier", "probes.fanout", "probes.selectors", "probes.execution"):
     pytest.importorskip(module, reason=f"{module} is not merged yet")
 
 from judges.models import Backend, Judge, JudgeVersion, Verdict  # noqa: E402
-from probes.models import Catalogue  # noqa: E402
 from triage.models import IngestStatus, LiveQuery, TriageItem  # noqa: E402
 from triage.pipeline import process_live_query  # noqa: E402
 from triage.services import policy_publish  # noqa: E402
@@ -29,50 +26,14 @@ def needs_live_judging():
     pytest.importorskip("judges.services", reason="judges.services is not merged yet")
 
 
-FANOUT_SQL = "SELECT SUM(o.amount) FROM orders o JOIN order_items oi ON oi.order_id = o.id"
-CLEAN_SQL = "SELECT SUM(o.amount) FROM orders o"
-UNKNOWN_COLUMN_SQL = "SELECT SUM(o.amout) FROM orders o"
-
-SNAPSHOT = {
-    "tables": {
-        "orders": {
-            "columns": [
-                {"name": "id", "type": "INTEGER", "nullable": False},
-                {"name": "amount", "type": "REAL", "nullable": False},
-            ],
-            "primary_key": ["id"],
-            "unique": [],
-            "foreign_keys": [],
-            "row_estimate": 412,
-        },
-        "order_items": {
-            "columns": [
-                {"name": "id", "type": "INTEGER", "nullable": False},
-                {"name": "order_id", "type": "INTEGER", "nullable": False},
-                {"name": "price", "type": "REAL", "nullable": False},
-            ],
-            "primary_key": ["id"],
-            "unique": [],
-            "foreign_keys": [{"columns": ["order_id"], "ref_table": "orders", "ref_columns": ["id"]}],
-            "row_estimate": 1214,
-        },
-    }
-}
+FANOUT_SQL = factories.FANOUT_SQL
+CLEAN_SQL = factories.CLEAN_SQL
+UNKNOWN_COLUMN_SQL = factories.UNKNOWN_COLUMN_SQL
 
 
 @pytest.fixture
 def shop(tmp_path, monkeypatch):
-    path = tmp_path / "shop.sqlite3"
-    with sqlite3.connect(path) as db:
-        db.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, amount REAL NOT NULL)")
-        db.execute("CREATE TABLE order_items (id INTEGER PRIMARY KEY, order_id INTEGER NOT NULL, price REAL NOT NULL)")
-        db.executemany("INSERT INTO orders VALUES (?, ?)", [(i, 10.0) for i in range(1, 413)])
-        items = [(n, (n % 412) + 1, 1.0) for n in range(1, 1215)]
-        db.executemany("INSERT INTO order_items VALUES (?, ?, ?)", items)
-    monkeypatch.setenv("WAREHOUSE_SHOP_URL", f"sqlite:///{path}")
-    warehouse = factories.warehouse("shop", "sqlite")
-    Catalogue.objects.create(warehouse=warehouse, version=1, snapshot=SNAPSHOT)
-    return warehouse
+    return factories.fanout_trap_warehouse(tmp_path / "shop.sqlite3", monkeypatch)
 
 
 def verifier_judge():
