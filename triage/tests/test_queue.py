@@ -1,14 +1,13 @@
 """The analyst queue: useful order, atomic claims, expiry, decisions that become labels."""
 
-import threading
 from datetime import timedelta
 
 import pytest
 from django.core.exceptions import PermissionDenied
-from django.db import connections
 from django.utils import timezone
 
 from labelling.models import Label, LabelSource
+from tests.support.concurrency import run_concurrently
 from triage.models import ResolutionEvent, TriageItem, TriageStatus
 from triage.selectors import QueueFilters, queue_items
 from triage.services import triage_item_claim_next, triage_item_reopen, triage_item_resolve
@@ -132,36 +131,25 @@ def test_an_admin_reopens_a_resolved_item_keeping_its_history(role_users):
 
 @pytest.mark.django_db(transaction=True)
 def test_twenty_concurrent_claimers_never_get_the_same_item(django_user_model):
-    """On PostgreSQL this exercises SKIP LOCKED; on SQLite, the conditional update."""
+    """On PostgreSQL this exercises SKIP LOCKED; on SQLite, the conditional update.
+
+    tests/fault/test_claim_soak.py is the time-bounded version with real resolutions.
+    """
     for _ in range(30):
         factories.triage_item()
     analysts = [django_user_model.objects.create_user(f"claimer-{i}") for i in range(20)]
-    claims: dict[int, list[int]] = {}
-    barrier = threading.Barrier(len(analysts))
-    errors = []
 
     def claim_repeatedly(analyst):
-        try:
-            barrier.wait()
-            mine = []
-            for _ in range(3):
-                item = triage_item_claim_next(analyst=analyst)
-                if item is None:
-                    break
-                mine.append(item.pk)
-                # Hand it on as resolved-by-release so the next loop claims a new one.
-                TriageItem.objects.filter(pk=item.pk).update(status=TriageStatus.RESOLVED, resolution="unclear")
-            claims[analyst.pk] = mine
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connections.close_all()
+        mine = []
+        for _ in range(3):
+            item = triage_item_claim_next(analyst=analyst)
+            if item is None:
+                break
+            mine.append(item.pk)
+            # Hand it on as resolved-by-release so the next loop claims a new one.
+            TriageItem.objects.filter(pk=item.pk).update(status=TriageStatus.RESOLVED, resolution="unclear")
+        return mine
 
-    threads = [threading.Thread(target=claim_repeatedly, args=(a,)) for a in analysts]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert not errors
-    all_claims = [pk for mine in claims.values() for pk in mine]
+    claims = run_concurrently(claim_repeatedly, [(analyst,) for analyst in analysts])
+    all_claims = [pk for mine in claims for pk in mine]
     assert len(all_claims) == len(set(all_claims)) == 30
