@@ -8,12 +8,15 @@ the pipeline's real path and has a known right outcome.
 import json
 import time
 from datetime import timedelta
+from urllib.parse import urlparse
 
+from django.conf import settings
 from django.db.models import Count
 from django.utils import timezone
 
 from labelling.models import Query, QuerySource
 from tests.support.fixtures import WorkerProcess, wait_for
+from tests.support.services import port_is_open, require
 from triage.models import IngestStatus, LiveQuery, TriageItem, TriageProbe
 from triage.services import live_queries_requeue_stale, policy_publish
 from triage.tests import factories
@@ -67,8 +70,17 @@ def final_count() -> int:
     return LiveQuery.objects.filter(status__in=FINAL).count()
 
 
+def require_broker() -> None:
+    """Skip (locally) or fail (CI) when the configured broker is a server that does not answer."""
+    url = urlparse(settings.CELERY_BROKER_URL)
+    if url.scheme in ("redis", "rediss", "amqp"):
+        port = url.port or {"amqp": 5672}.get(url.scheme, 6379)
+        require(port_is_open(url.hostname or "127.0.0.1", port), f"the broker at {url.hostname}:{port}")
+
+
 def start_worker() -> WorkerProcess:
     """Start a worker and wait until it consumes (its start-up is not mistaken for a stall)."""
+    require_broker()
     # The filesystem broker is polled; once a second would make a burst of 200 take minutes.
     worker = WorkerProcess(extra_env={"DOCKET_BROKER_POLL_S": "0.05"}).start()
     wait_for(lambda: " ready." in worker.output(), timeout=60, what="the worker to be ready")
