@@ -9,6 +9,7 @@ from django.core.management import call_command
 
 from config.management.commands.seed_demo import DEMO_USERS
 from config.roles import user_roles
+from labelling.models import GoldSetVersion
 from probes.models import Warehouse
 
 
@@ -32,6 +33,9 @@ def test_seed_demo_creates_one_user_per_role_and_the_demo_warehouse(isolated_var
     warehouse = Warehouse.objects.get(name="demo")
     assert warehouse.dialect == "sqlite"
     assert "demo" in json.loads(settings.WAREHOUSES_FILE.read_text())
+    version = GoldSetVersion.objects.get(gold_set__name="demo")
+    assert version.items.count() >= 200
+    assert version.items.filter(decision="wrong").count() >= 40
 
 
 @pytest.mark.django_db
@@ -41,3 +45,4 @@ def test_seed_demo_is_idempotent(isolated_var, monkeypatch):
     call_command("seed_demo", quiet_logins=True)
     assert get_user_model().objects.filter(username__startswith="demo-").count() == len(DEMO_USERS)
     assert Warehouse.objects.filter(name="demo").count() == 1
+    assert GoldSetVersion.objects.filter(gold_set__name="demo").count() == 1

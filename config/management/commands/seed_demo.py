@@ -67,7 +67,9 @@ class Command(BaseCommand):
 
     def demo_steps(self):
         """Each app's demo loader, bottom to top: warehouse, gold set, judges, triage."""
-        return [load_demo_warehouse]
+        from labelling.demo import demo_gold_load
+
+        return [load_demo_warehouse, demo_gold_load]
 
 
 def load_demo_warehouse(stdout):
