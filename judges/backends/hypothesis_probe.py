@@ -21,6 +21,7 @@ class HypothesisProbeBackend(JudgeBackend):
         from judges.backends import vendor_backend
 
         self.inner = vendor_backend(judge_version, self.config.get("vendor", "anthropic"), hypotheses=True)
+        self.pool = self.inner.pool
 
     def vendor_key(self) -> str:
         return self.inner.vendor_key()

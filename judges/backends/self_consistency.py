@@ -23,6 +23,7 @@ class SelfConsistencyBackend(JudgeBackend):
 
         self.samples = max(1, int(self.config.get("samples", 5)))
         self.inner = vendor_backend(judge_version, self.config.get("vendor", "anthropic"))
+        self.pool = self.inner.pool
 
     def vendor_key(self) -> str:
         return self.inner.vendor_key()

@@ -23,12 +23,12 @@ class VerifierBackend(JudgeBackend):
     uses_database = True
 
     def judge(self, query) -> VerdictResult:
-        from probes import selectors, verifier
-
         started = time.perf_counter()
         if query.warehouse_id is None:
             return VerdictResult.error("the query names no warehouse, so there is no catalogue to verify against")
         try:
+            from probes import selectors, verifier
+
             catalogue = selectors.latest_catalogue(query.warehouse)
             if catalogue is None:
                 return VerdictResult.error(f"warehouse {query.warehouse} has no catalogue yet")
