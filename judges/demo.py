@@ -91,7 +91,9 @@ def run_demo_calibration(gold_set_version=None, *, gold_set_name: str = "demo", 
         if gold_set_version is None:
             return None
     versions = register_simulated_judges()
-    existing = CalibrationRun.objects.filter(gold_set_version=gold_set_version, label="demo", status=RunStatus.COMPLETED).first()
+    existing = CalibrationRun.objects.filter(
+        gold_set_version=gold_set_version, label="demo", status=RunStatus.COMPLETED
+    ).first()
     if existing:
         return existing
     server = None
@@ -113,11 +115,15 @@ def start_local_simulator():
     from judges.simulator import Simulator, start_in_thread
 
     parts = urlsplit(settings.VENDOR_SIMULATOR_URL)
-    server, _ = start_in_thread(Simulator(oracle=gold_label_oracle()), host=parts.hostname or "127.0.0.1", port=parts.port or 8765)
+    server, _ = start_in_thread(
+        Simulator(oracle=gold_label_oracle()), host=parts.hostname or "127.0.0.1", port=parts.port or 8765
+    )
     return server
 
 
-def run_inline(*, gold_set_version, judge_versions, repeats: int = 3, label: str = "", spend_cap_usd=None, progress=None):
+def run_inline(
+    *, gold_set_version, judge_versions, repeats: int = 3, label: str = "", spend_cap_usd=None, progress=None
+):
     """Plan and execute a run in this process (no worker), chunk by chunk; return the run."""
     from django.db import transaction
 
@@ -126,7 +132,9 @@ def run_inline(*, gold_set_version, judge_versions, repeats: int = 3, label: str
     from judges.services import calibration_run_plan
 
     with transaction.atomic():
-        run = CalibrationRun.objects.create(label=label, gold_set_version=gold_set_version, repeats=repeats, spend_cap_usd=spend_cap_usd)
+        run = CalibrationRun.objects.create(
+            label=label, gold_set_version=gold_set_version, repeats=repeats, spend_cap_usd=spend_cap_usd
+        )
         run.judge_versions.set(judge_versions)
     for chunk_id in calibration_run_plan(run=run):
         run_chunk_execute(chunk_id=chunk_id)

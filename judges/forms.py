@@ -53,7 +53,9 @@ class JudgeCloneForm(forms.Form):
 class RunStartForm(forms.Form):
     gold_set_version = forms.ModelChoiceField(queryset=GoldSetVersion.objects.select_related("gold_set"))
     judge_versions = forms.ModelMultipleChoiceField(
-        queryset=JudgeVersion.objects.exclude(backend=Backend.REPLAY).select_related("judge").order_by("judge__name", "-number"),
+        queryset=JudgeVersion.objects.exclude(backend=Backend.REPLAY)
+        .select_related("judge")
+        .order_by("judge__name", "-number"),
         widget=forms.CheckboxSelectMultiple,
     )
     repeats = forms.IntegerField(min_value=1, max_value=20, initial=3)

@@ -164,7 +164,9 @@ class RunChunk(models.Model):
                 condition=Q(first_query_id__lte=models.F("last_query_id")), name="judges_runchunk_ordered_bounds"
             ),
             # A chunk can never claim more verdicts than it has items.
-            models.CheckConstraint(condition=Q(done_count__lte=models.F("item_count")), name="judges_runchunk_done_le_items"),
+            models.CheckConstraint(
+                condition=Q(done_count__lte=models.F("item_count")), name="judges_runchunk_done_le_items"
+            ),
         ]
         indexes = [models.Index(fields=["run", "status"], name="judges_runchunk_run_status")]
 

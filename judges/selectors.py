@@ -54,7 +54,11 @@ def run_version_counts(run: CalibrationRun) -> list[dict]:
 
 
 def run_recent_errors(run: CalibrationRun, limit: int = 20):
-    return Verdict.objects.filter(run=run, decision=Decision.ERROR).select_related("judge_version__judge").order_by("-id")[:limit]
+    return (
+        Verdict.objects.filter(run=run, decision=Decision.ERROR)
+        .select_related("judge_version__judge")
+        .order_by("-id")[:limit]
+    )
 
 
 def judge_version_diff(left: JudgeVersion, right: JudgeVersion) -> list[dict]:
@@ -71,4 +75,6 @@ def judge_with_versions(pk: int) -> Judge:
 
 
 def runs_recent(limit: int = 20):
-    return CalibrationRun.objects.select_related("gold_set_version__gold_set").prefetch_related("judge_versions")[:limit]
+    return CalibrationRun.objects.select_related("gold_set_version__gold_set").prefetch_related("judge_versions")[
+        :limit
+    ]

@@ -48,9 +48,13 @@ def judge_config_validate(config) -> dict:
         raise ValidationError({"config": "config must be a JSON object"})
     for key, value in config.items():
         if SECRET_KEY_PATTERN.search(key) and key != "api_key_env":
-            raise ValidationError({"config": f"config.{key} looks like a secret; set api_key_env to an environment variable name instead"})
+            raise ValidationError(
+                {"config": f"config.{key} looks like a secret; set api_key_env to an environment variable name instead"}
+            )
         if isinstance(value, str) and value.startswith(("sk-", "sk_")):
-            raise ValidationError({"config": f"config.{key} looks like an API key; keys come only from the environment"})
+            raise ValidationError(
+                {"config": f"config.{key} looks like an API key; keys come only from the environment"}
+            )
     return config
 
 
@@ -62,7 +66,11 @@ def judge_version_is_simulated(fields: dict) -> bool:
     if backend not in VENDOR_BACKENDS:
         return False
     config = fields.get("config") or {}
-    vendor = config.get("vendor", "anthropic") if backend in (Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE) else backend
+    vendor = (
+        config.get("vendor", "anthropic")
+        if backend in (Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE)
+        else backend
+    )
     endpoint = anthropic_endpoint(config) if vendor == Backend.ANTHROPIC else openai_endpoint(config)
     return endpoint.simulated
 
@@ -100,7 +108,12 @@ def judge_clone(*, judge: Judge, name: str, user=None) -> Judge:
     source = judge.latest_version
     fields = {f: getattr(source, f) for f in VERSION_FIELDS}
     fields["is_simulated"] = source.is_simulated
-    return judge_create(name=name, description=f"Cloned from {judge.name} v{source.number}. {judge.description}".strip(), user=user, **fields)
+    return judge_create(
+        name=name,
+        description=f"Cloned from {judge.name} v{source.number}. {judge.description}".strip(),
+        user=user,
+        **fields,
+    )
 
 
 def judge_live_query(*, judge_version: JudgeVersion, query) -> Verdict:
@@ -120,7 +133,9 @@ def judge_live_query(*, judge_version: JudgeVersion, query) -> Verdict:
     result = judge_safely(backend, query)
     try:
         with transaction.atomic():
-            return Verdict.objects.create(judge_version=judge_version, query=query, run=None, repeat=0, **result.verdict_fields())
+            return Verdict.objects.create(
+                judge_version=judge_version, query=query, run=None, repeat=0, **result.verdict_fields()
+            )
     except IntegrityError:
         # Another worker judged it meanwhile: the constraint keeps exactly one.
         return Verdict.objects.get(judge_version=judge_version, query=query, run__isnull=True, repeat=0)
@@ -191,7 +206,14 @@ def calibration_run_plan(*, run: CalibrationRun) -> list[int]:
             for repeat in range(run.repeats):
                 for version in versions:
                     batch.append(
-                        RunChunk(run=run, judge_version=version, repeat=repeat, first_query_id=first, last_query_id=last, item_count=count)
+                        RunChunk(
+                            run=run,
+                            judge_version=version,
+                            repeat=repeat,
+                            first_query_id=first,
+                            last_query_id=last,
+                            item_count=count,
+                        )
                     )
                     total += count
             if len(batch) >= 1000:
@@ -215,7 +237,9 @@ def calibration_run_cancel(*, run: CalibrationRun) -> CalibrationRun:
         status=RunStatus.CANCELLED, stop_reason="cancelled", finished_at=timezone.now()
     )
     if not updated:
-        raise ValidationError(f"{run} is {run.get_status_display().lower()}; only a pending or running run can be cancelled")
+        raise ValidationError(
+            f"{run} is {run.get_status_display().lower()}; only a pending or running run can be cancelled"
+        )
     run.refresh_from_db()
     return run
 
@@ -232,7 +256,9 @@ def calibration_run_resume(*, run: CalibrationRun, spend_cap_usd=None) -> Calibr
     if spend_cap_usd is not None:
         run.spend_cap_usd = Decimal(str(spend_cap_usd))
     if run.status == RunStatus.STOPPED_BUDGET and run.spend_cap_usd is not None and run.spent_usd >= run.spend_cap_usd:
-        raise ValidationError({"spend_cap_usd": f"the run has spent ${run.spent_usd}; raise the cap above that to resume"})
+        raise ValidationError(
+            {"spend_cap_usd": f"the run has spent ${run.spent_usd}; raise the cap above that to resume"}
+        )
     from judges.runner import run_totals
 
     totals = run_totals(run.pk)
@@ -257,9 +283,9 @@ def run_chunks_enqueue(chunk_ids) -> None:
 def run_stale_chunks_requeue() -> int:
     """Queue again every chunk whose worker let its lease expire (crashed); return how many."""
     stale = list(
-        RunChunk.objects.filter(status=ChunkStatus.RUNNING, lease_until__lt=timezone.now(), run__status=RunStatus.RUNNING).values_list(
-            "pk", flat=True
-        )
+        RunChunk.objects.filter(
+            status=ChunkStatus.RUNNING, lease_until__lt=timezone.now(), run__status=RunStatus.RUNNING
+        ).values_list("pk", flat=True)
     )
     run_chunks_enqueue(stale)
     return len(stale)

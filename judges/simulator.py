@@ -28,7 +28,6 @@ import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, fields
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ERROR_CLASSES = [
@@ -83,7 +82,9 @@ DEFAULT_MODELS = {
     "sim-gpt-judge": SimModel(family="openai", catch_probability=0.65, false_reject_probability=0.08, seed="o"),
     "sim-llama-judge": SimModel(family="meta", catch_probability=0.5, false_reject_probability=0.1, seed="m"),
     # A generator sampled for self-consistency: it misreads consistently, so it rarely objects.
-    "sim-generator": SimModel(family="anthropic", catch_probability=0.2, false_reject_probability=0.04, flip_probability=0.1, seed="a"),
+    "sim-generator": SimModel(
+        family="anthropic", catch_probability=0.2, false_reject_probability=0.04, flip_probability=0.1, seed="a"
+    ),
 }
 
 
@@ -207,10 +208,7 @@ class Simulator:
             random_class = self.rng.choice(ERROR_CLASSES)
         if not rejects:
             return {"decision": "accept", "reason": "The SQL answers the question as asked.", "error_class": ""}
-        if truth.wrong and class_draw < model.class_accuracy:
-            error_class = truth.error_class
-        else:
-            error_class = random_class
+        error_class = truth.error_class if truth.wrong and class_draw < model.class_accuracy else random_class
         return {
             "decision": "reject",
             "reason": f"Simulated judgement: looks like {error_class.replace('_', ' ')}.",
@@ -243,12 +241,19 @@ class Simulator:
         verdict = self.decide(model_name, model, sql, truth)
         payload = self.hypotheses(verdict, sql, truth) if tool_name == "record_hypotheses" else verdict
         if malformed:
-            payload = {"decision": "maybe", "reason": 42} if tool_name != "record_hypotheses" else {"hypotheses": "lots"}
+            payload = (
+                {"decision": "maybe", "reason": 42} if tool_name != "record_hypotheses" else {"hypotheses": "lots"}
+            )
         return payload
 
     def usage(self, static_text: str, dynamic_text: str, output: dict, *, cache: bool) -> dict:
         static_tokens, dynamic_tokens = tokens_of(static_text), tokens_of(dynamic_text)
-        usage = {"input_tokens": dynamic_tokens, "output_tokens": tokens_of(json.dumps(output)), "cache_read": 0, "cache_write": 0}
+        usage = {
+            "input_tokens": dynamic_tokens,
+            "output_tokens": tokens_of(json.dumps(output)),
+            "cache_read": 0,
+            "cache_write": 0,
+        }
         if not cache:
             usage["input_tokens"] += static_tokens
             return usage
@@ -268,6 +273,8 @@ class ApiError(Exception):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; without this, Nagle + delayed ACK add ~40 ms.
+    disable_nagle_algorithm = True
     server_version = "DocketVendorSimulator/1.0"
     simulator: Simulator  # set on the subclass the server builds
 
@@ -286,7 +293,9 @@ class Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(self.rfile.read(length) or b"{}")
         except json.JSONDecodeError:
-            return self.send_json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}})
+            return self.send_json(
+                400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}}
+            )
         path = self.path.split("?")[0].rstrip("/")
         if path.endswith("/v1/messages"):
             return self.answer_api(body, anthropic=True)
@@ -412,7 +421,9 @@ def anthropic_message(request: dict, payload: dict, usage: dict) -> dict:
         "type": "message",
         "role": "assistant",
         "model": request["model"],
-        "content": [{"type": "tool_use", "id": f"toolu_sim_{uuid.uuid4().hex[:16]}", "name": request["tool"], "input": payload}],
+        "content": [
+            {"type": "tool_use", "id": f"toolu_sim_{uuid.uuid4().hex[:16]}", "name": request["tool"], "input": payload}
+        ],
         "stop_reason": "tool_use",
         "stop_sequence": None,
         "usage": {
@@ -432,7 +443,11 @@ def openai_completion(request: dict, payload: dict, usage: dict) -> dict:
     finish = "stop"
     if request["mode"] == "tool":
         message["tool_calls"] = [
-            {"id": f"call_sim_{uuid.uuid4().hex[:16]}", "type": "function", "function": {"name": request["tool"], "arguments": arguments}}
+            {
+                "id": f"call_sim_{uuid.uuid4().hex[:16]}",
+                "type": "function",
+                "function": {"name": request["tool"], "arguments": arguments},
+            }
         ]
         finish = "tool_calls"
     else:

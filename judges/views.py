@@ -32,7 +32,9 @@ def judge_create(request):
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         try:
-            judge = services.judge_create(name=data.pop("name"), description=data.pop("description"), user=request.user, **data)
+            judge = services.judge_create(
+                name=data.pop("name"), description=data.pop("description"), user=request.user, **data
+            )
         except ValidationError as exc:
             _form_errors_from(form, exc)
         else:
@@ -43,7 +45,11 @@ def judge_create(request):
 @role_required(ML_ENGINEER)
 def judge_detail(request, pk):
     judge = selectors.judge_with_versions(pk)
-    return render(request, "judges/judge_detail.html", {"judge": judge, "versions": judge.versions.all(), "clone_form": JudgeCloneForm()})
+    return render(
+        request,
+        "judges/judge_detail.html",
+        {"judge": judge, "versions": judge.versions.all(), "clone_form": JudgeCloneForm()},
+    )
 
 
 @role_required(ML_ENGINEER)
@@ -61,7 +67,9 @@ def judge_edit(request, pk):
         else:
             messages.success(request, f"Saved as {version}.")
             return redirect("judges:judge_detail", pk=judge.pk)
-    return render(request, "judges/judge_form.html", {"form": form, "judge": judge, "title": f"Edit {judge.name} (new version)"})
+    return render(
+        request, "judges/judge_form.html", {"form": form, "judge": judge, "title": f"Edit {judge.name} (new version)"}
+    )
 
 
 @require_POST
@@ -90,7 +98,13 @@ def judge_compare(request, pk):
     right_number = request.GET.get("right") or versions[0].number
     left = get_object_or_404(JudgeVersion, judge=judge, number=left_number)
     right = get_object_or_404(JudgeVersion, judge=judge, number=right_number)
-    context = {"judge": judge, "versions": versions, "left": left, "right": right, "rows": selectors.judge_version_diff(left, right)}
+    context = {
+        "judge": judge,
+        "versions": versions,
+        "left": left,
+        "right": right,
+        "rows": selectors.judge_version_diff(left, right),
+    }
     return render(request, "judges/judge_compare.html", context)
 
 

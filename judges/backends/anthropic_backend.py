@@ -50,7 +50,11 @@ class AnthropicBackend(JudgeBackend):
                 "description": "Record machine-checkable hypotheses about the SQL.",
                 "input_schema": HYPOTHESES_SCHEMA,
             }
-        return {"name": VERDICT_TOOL_NAME, "description": "Record the verdict on the SQL.", "input_schema": VERDICT_SCHEMA}
+        return {
+            "name": VERDICT_TOOL_NAME,
+            "description": "Record the verdict on the SQL.",
+            "input_schema": VERDICT_SCHEMA,
+        }
 
     def request(self, query) -> dict:
         """Build the Messages request: cached static part (tool + instructions), then the query."""
@@ -117,7 +121,9 @@ class AnthropicBackend(JudgeBackend):
             tool_input = _tool_input(raw, self.tool["name"])
             if self.hypotheses:
                 answer = parse_hypotheses_answer(tool_input)
-                return VerdictResult(decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common)
+                return VerdictResult(
+                    decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common
+                )
             verdict = parse_verdict(tool_input)
         except MalformedAnswer as exc:
             return VerdictResult.error(f"malformed answer: {exc}", **common)

@@ -37,7 +37,10 @@ FANOUT_HYPOTHESIS_SCHEMA = {
         "suspected": {"type": "boolean"},
         "join_table": {"type": ["string", "null"]},
         "grain_key": {"type": ["string", "null"]},
-        "probe_sql": {"type": ["string", "null"], "description": "A single SELECT comparing COUNT(*) to COUNT(DISTINCT key)."},
+        "probe_sql": {
+            "type": ["string", "null"],
+            "description": "A single SELECT comparing COUNT(*) to COUNT(DISTINCT key).",
+        },
     },
     "required": ["suspected"],
 }
@@ -62,11 +65,15 @@ HYPOTHESES_SCHEMA = {
     "required": ["hypotheses"],
 }
 
-DEFAULT_INSTRUCTIONS = """You review SQL that another model wrote to answer an analyst's question.
+DEFAULT_INSTRUCTIONS = (
+    """You review SQL that another model wrote to answer an analyst's question.
 Decide whether the SQL correctly answers the question against the schema shown.
 Reject only when you can name what is wrong; say which error class it is:
-""" + ", ".join(ERROR_CLASSES) + """.
+"""
+    + ", ".join(ERROR_CLASSES)
+    + """.
 Answer only by calling the tool you are given."""
+)
 
 DEFAULT_HYPOTHESIS_INSTRUCTIONS = """You review SQL that another model wrote to answer an analyst's question.
 Do not give a verdict. If you suspect a join multiplies rows (fan-out), state it as a
@@ -234,7 +241,9 @@ def parse_hypotheses_answer(payload) -> dict:
 MTOK = Decimal(1_000_000)
 
 
-def token_cost(judge_version, *, input_tokens=0, output_tokens=0, cache_read_tokens=0, cache_write_tokens=0, discount=1):
+def token_cost(
+    judge_version, *, input_tokens=0, output_tokens=0, cache_read_tokens=0, cache_write_tokens=0, discount=1
+):
     """Price one call in USD from the version's per-million-token prices."""
     jv = judge_version
     cost = (

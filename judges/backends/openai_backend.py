@@ -75,7 +75,11 @@ class OpenAICompatibleBackend(JudgeBackend):
             request["tools"] = [
                 {
                     "type": "function",
-                    "function": {"name": self.tool_name, "description": "Record the answer.", "parameters": self.schema},
+                    "function": {
+                        "name": self.tool_name,
+                        "description": "Record the answer.",
+                        "parameters": self.schema,
+                    },
                 }
             ]
             request["tool_choice"] = {"type": "function", "function": {"name": self.tool_name}}
@@ -87,7 +91,10 @@ class OpenAICompatibleBackend(JudgeBackend):
         request = self.request(query)
         client = cached_client("openai", self.endpoint, self.timeout_s)
         started = time.perf_counter()
-        context = {"simulated": self.endpoint.simulated or self.judge_version.is_simulated, "backend": "openai_compatible"}
+        context = {
+            "simulated": self.endpoint.simulated or self.judge_version.is_simulated,
+            "backend": "openai_compatible",
+        }
         try:
             completion, attempts = call_with_policy(
                 lambda: client.chat.completions.create(**request),
@@ -124,7 +131,9 @@ class OpenAICompatibleBackend(JudgeBackend):
             payload = self._payload(raw)
             if self.hypotheses:
                 answer = parse_hypotheses_answer(payload)
-                return VerdictResult(decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common)
+                return VerdictResult(
+                    decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common
+                )
             verdict = parse_verdict(payload)
         except MalformedAnswer as exc:
             return VerdictResult.error(f"malformed answer: {exc}", **common)
@@ -141,4 +150,6 @@ class OpenAICompatibleBackend(JudgeBackend):
                 return function.get("arguments") or ""
         if self.structured == "json_schema" and message.get("content"):
             return message["content"]
-        raise MalformedAnswer(f"no {self.tool_name} call in the answer (finish_reason={choices[0].get('finish_reason')!r})")
+        raise MalformedAnswer(
+            f"no {self.tool_name} call in the answer (finish_reason={choices[0].get('finish_reason')!r})"
+        )

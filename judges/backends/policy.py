@@ -158,7 +158,9 @@ def call_with_policy(call, *, pool: VendorPool, policy: CallPolicy, estimated_to
             rate_limit_started = rate_limit_started or now
             wait = retry_after_seconds(failure) or policy.backoff(attempts["rate_limited"])
             if now - rate_limit_started + wait > policy.rate_limit_patience_s:
-                raise VendorCallFailed(f"rate limited for over {policy.rate_limit_patience_s:.0f}s: {reason}", attempts=attempts)
+                raise VendorCallFailed(
+                    f"rate limited for over {policy.rate_limit_patience_s:.0f}s: {reason}", attempts=attempts
+                )
             attempts["rate_limited"] += 1
             attempts["waited_s"] += wait
             pool.pause(wait)

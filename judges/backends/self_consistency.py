@@ -41,7 +41,9 @@ class SelfConsistencyBackend(JudgeBackend):
         }
         raw = {"samples": summary}
         if not votes:
-            return VerdictResult.error(f"all {len(results)} samples failed: {results[0].reason}", raw_response=raw, context=context, **totals)
+            return VerdictResult.error(
+                f"all {len(results)} samples failed: {results[0].reason}", raw_response=raw, context=context, **totals
+            )
         # Reject only on a strict majority of the answered samples; a tie is not evidence.
         if votes[Decision.REJECT] > votes[Decision.ACCEPT]:
             rejecting = [r for r in results if r.decision == Decision.REJECT]

@@ -74,6 +74,8 @@ def cached_client(kind: str, endpoint: Endpoint, timeout_s: float):
             else:
                 import openai
 
-                client = openai.OpenAI(api_key=endpoint.api_key, base_url=endpoint.base_url, timeout=timeout_s, max_retries=0)
+                client = openai.OpenAI(
+                    api_key=endpoint.api_key, base_url=endpoint.base_url, timeout=timeout_s, max_retries=0
+                )
             _clients[cache_key] = client
         return client

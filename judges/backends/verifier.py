@@ -15,7 +15,11 @@ from judges.models import Decision
 # Verifier outcomes that mean "could not check", not "the SQL is wrong".
 CHECKER_FAULTS = {"error", "timeout", "transport", "internal", "catalogue_missing"}
 # The verifier's own taxonomy names that differ from the shared error-class list.
-FAILURE_CLASS_ALIASES = {"unknown_obj": "unknown_object", "unknown_column": "unknown_object", "unknown_table": "unknown_object"}
+FAILURE_CLASS_ALIASES = {
+    "unknown_obj": "unknown_object",
+    "unknown_column": "unknown_object",
+    "unknown_table": "unknown_object",
+}
 
 
 class VerifierBackend(JudgeBackend):
@@ -44,10 +48,18 @@ class VerifierBackend(JudgeBackend):
         raw = {"passed": result.passed, "failure_class": result.failure_class, "message": result.message}
         raw["findings"] = _jsonable(getattr(result, "findings", []))
         if result.passed:
-            return VerdictResult(decision=Decision.ACCEPT, reason=result.message or "verifier passed", latency_ms=latency_ms, raw_response=raw, context=context)
+            return VerdictResult(
+                decision=Decision.ACCEPT,
+                reason=result.message or "verifier passed",
+                latency_ms=latency_ms,
+                raw_response=raw,
+                context=context,
+            )
         failure = FAILURE_CLASS_ALIASES.get(result.failure_class or "", result.failure_class or "")
         if failure in CHECKER_FAULTS:
-            return VerdictResult.error(f"verifier could not check: {result.message}", latency_ms=latency_ms, raw_response=raw, context=context)
+            return VerdictResult.error(
+                f"verifier could not check: {result.message}", latency_ms=latency_ms, raw_response=raw, context=context
+            )
         return VerdictResult(
             decision=Decision.REJECT,
             reason=result.message,

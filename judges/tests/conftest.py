@@ -17,7 +17,9 @@ TEST_MODELS = {
         retry_after_s=0.05,
         hang_s=2.5,
     ),
-    "sim-slow": SimModel(catch_probability=1.0, false_reject_probability=0.0, flip_probability=0.0, latency_ms=25, retry_after_s=0.05),
+    "sim-slow": SimModel(
+        catch_probability=1.0, false_reject_probability=0.0, flip_probability=0.0, latency_ms=25, retry_after_s=0.05
+    ),
 }
 
 

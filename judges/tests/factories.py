@@ -14,7 +14,10 @@ def gold_set_version_with(items, name="calib"):
     for index, (marker, decision, error_class) in enumerate(items):
         query = Query.objects.create(
             question=f"question {index}",
-            sql=f"SELECT o.id, SUM(oi.price) FROM orders o JOIN order_items oi ON oi.order_id = o.id WHERE o.id > {index} GROUP BY o.id -- sim: {marker}",
+            sql=(
+                "SELECT o.id, SUM(oi.price) FROM orders o JOIN order_items oi ON oi.order_id = o.id "
+                f"WHERE o.id > {index} GROUP BY o.id -- sim: {marker}"
+            ),
             gold_set=gold_set,
             external_id=f"item-{index}",
         )

@@ -11,7 +11,10 @@ from labelling.models import Query
 
 pytestmark = pytest.mark.django_db
 
-WRONG_SQL = "SELECT o.id, SUM(oi.price) FROM orders o JOIN order_items oi ON oi.order_id = o.id GROUP BY o.id -- sim: wrong join_fanout"
+WRONG_SQL = (
+    "SELECT o.id, SUM(oi.price) FROM orders o JOIN order_items oi ON oi.order_id = o.id "
+    "GROUP BY o.id -- sim: wrong join_fanout"
+)
 RIGHT_SQL = "SELECT COUNT(*) FROM orders -- sim: correct"
 
 
@@ -58,7 +61,9 @@ def test_openai_backend_reads_a_json_schema_answer(vendor_simulator):
         ("malformed", "error", "malformed answer"),
     ],
 )
-def test_a_vendor_fault_is_waited_out_or_becomes_an_error_never_a_reject(vendor_simulator, backend, fault, decision, reason_part):
+def test_a_vendor_fault_is_waited_out_or_becomes_an_error_never_a_reject(
+    vendor_simulator, backend, fault, decision, reason_part
+):
     result = get_backend(simulated_version(backend=backend)).judge(query(f"SELECT 1 -- sim: correct fault={fault}"))
     assert result.decision == decision
     if reason_part:
@@ -121,7 +126,9 @@ def test_a_replay_judge_cannot_judge():
 
 
 @pytest.mark.parametrize("backend", ["anthropic", "openai_compatible"])
-def test_a_run_with_injected_faults_has_every_verdict_the_right_errors_and_no_invented_reject(vendor_simulator, backend):
+def test_a_run_with_injected_faults_has_every_verdict_the_right_errors_and_no_invented_reject(
+    vendor_simulator, backend
+):
     faults = ["429x2", "529x1", "500x1", "500", "timeout", "malformed"]
     version = gold_set_version_with(mixed_items(correct=6, wrong=4, faults=faults))
     judge_version = simulated_version(backend=backend)
@@ -150,7 +157,9 @@ def test_judging_a_live_query_stores_one_verdict_and_returns_it_again(vendor_sim
 
 
 def test_a_live_query_hit_by_a_vendor_outage_gets_an_error_verdict(vendor_simulator):
-    live = Query.objects.create(question="q", sql="SELECT 1 -- sim: wrong join_fanout fault=500", source="live", external_id="live-2")
+    live = Query.objects.create(
+        question="q", sql="SELECT 1 -- sim: wrong join_fanout fault=500", source="live", external_id="live-2"
+    )
     verdict = judge_live_query(judge_version=simulated_version(), query=live)
     assert verdict.decision == "error"
     assert "500" in verdict.reason

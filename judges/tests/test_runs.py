@@ -16,14 +16,20 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_second_verdict_for_the_same_run_slot_is_refused_by_the_database(vendor_simulator):
-    run = run_inline(gold_set_version=gold_set_version_with(mixed_items(2, 1)), judge_versions=[simulated_version()], repeats=1)
+    run = run_inline(
+        gold_set_version=gold_set_version_with(mixed_items(2, 1)), judge_versions=[simulated_version()], repeats=1
+    )
     verdict = Verdict.objects.filter(run=run).first()
     with pytest.raises(IntegrityError), transaction.atomic():
-        Verdict.objects.create(judge_version=verdict.judge_version, query=verdict.query, run=run, repeat=0, decision="accept")
+        Verdict.objects.create(
+            judge_version=verdict.judge_version, query=verdict.query, run=run, repeat=0, decision="accept"
+        )
 
 
 def test_a_second_live_verdict_for_the_same_query_and_version_is_refused(vendor_simulator):
-    run = run_inline(gold_set_version=gold_set_version_with(mixed_items(1, 0)), judge_versions=[simulated_version()], repeats=1)
+    run = run_inline(
+        gold_set_version=gold_set_version_with(mixed_items(1, 0)), judge_versions=[simulated_version()], repeats=1
+    )
     verdict = Verdict.objects.get(run=run)
     Verdict.objects.create(judge_version=verdict.judge_version, query=verdict.query, run=None, decision="accept")
     with pytest.raises(IntegrityError), transaction.atomic():
@@ -42,9 +48,13 @@ def test_planning_a_run_twice_creates_each_chunk_once(vendor_simulator, django_c
 
 
 def test_a_chunk_with_inverted_bounds_is_refused_by_the_database(vendor_simulator):
-    run = calibration_run_start(gold_set_version=gold_set_version_with(mixed_items(1, 0)), judge_versions=[simulated_version()], repeats=1)
+    run = calibration_run_start(
+        gold_set_version=gold_set_version_with(mixed_items(1, 0)), judge_versions=[simulated_version()], repeats=1
+    )
     with pytest.raises(IntegrityError), transaction.atomic():
-        RunChunk.objects.create(run=run, judge_version=run.judge_versions.first(), repeat=0, first_query_id=9, last_query_id=1, item_count=1)
+        RunChunk.objects.create(
+            run=run, judge_version=run.judge_versions.first(), repeat=0, first_query_id=9, last_query_id=1, item_count=1
+        )
 
 
 def test_a_redelivered_chunk_does_no_double_work(vendor_simulator):
@@ -91,9 +101,13 @@ def test_the_spend_cap_stops_the_run_cleanly(vendor_simulator):
     assert RunChunk.objects.get(run=run).status == ChunkStatus.PENDING
 
 
-def test_a_cancelled_run_stops_and_a_resumed_one_finishes_without_duplicates(vendor_simulator, django_capture_on_commit_callbacks):
+def test_a_cancelled_run_stops_and_a_resumed_one_finishes_without_duplicates(
+    vendor_simulator, django_capture_on_commit_callbacks
+):
     version = gold_set_version_with(mixed_items(8, 4))
-    run = calibration_run_start(gold_set_version=version, judge_versions=[simulated_version(), simulated_version("other")], repeats=2)
+    run = calibration_run_start(
+        gold_set_version=version, judge_versions=[simulated_version(), simulated_version("other")], repeats=2
+    )
     chunk_ids = calibration_run_plan(run=run)
     run_chunk_execute(chunk_id=chunk_ids[0])
     calibration_run_cancel(run=run)

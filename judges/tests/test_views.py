@@ -171,5 +171,8 @@ def test_api_keys_never_appear_on_judge_pages(client_for, settings):
     settings.ANTHROPIC_API_KEY = "sk-ant-very-secret"
     version = simulated_version(name="secretive")
     client = client_for("ml_engineer")
-    for url in [reverse("judges:judge_detail", args=[version.judge.pk]), reverse("judges:judge_edit", args=[version.judge.pk])]:
+    for url in [
+        reverse("judges:judge_detail", args=[version.judge.pk]),
+        reverse("judges:judge_edit", args=[version.judge.pk]),
+    ]:
         assert "sk-ant-very-secret" not in client.get(url).content.decode()

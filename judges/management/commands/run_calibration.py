@@ -35,7 +35,9 @@ class Command(BaseCommand):
         parser.add_argument("--spend-cap", type=float, help="Stop the run when it has spent this many dollars.")
         parser.add_argument("--label", default="")
         parser.add_argument("--resume", type=int, metavar="RUN_ID", help="Resume a cancelled or interrupted run.")
-        parser.add_argument("--inline", action="store_true", help="Execute in this process instead of on Celery workers.")
+        parser.add_argument(
+            "--inline", action="store_true", help="Execute in this process instead of on Celery workers."
+        )
         parser.add_argument("--no-wait", action="store_true", help="Start the run and return.")
 
     def handle(self, *args, **options):
@@ -109,8 +111,8 @@ class Command(BaseCommand):
                     break
                 time.sleep(1)
         self.stdout.write(
-            f"run {run.pk} {run.status}: {progress['done']} verdicts, {progress['errors']} errors, ${progress['spent_usd']:.4f} spent"
-            + (f" ({run.stop_reason})" if run.stop_reason else "")
+            f"run {run.pk} {run.status}: {progress['done']} verdicts, {progress['errors']} errors, "
+            f"${progress['spent_usd']:.4f} spent" + (f" ({run.stop_reason})" if run.stop_reason else "")
         )
         if run.status not in (RunStatus.COMPLETED,):
             raise CommandError(f"run {run.pk} ended {run.status}")

@@ -30,7 +30,11 @@ def gold_label_oracle():
             )
         finally:
             close_old_connections()
-        truth = None if item is None else Truth(wrong=item["decision"] == "wrong", error_class=item["error_class"] or "other")
+        truth = (
+            None
+            if item is None
+            else Truth(wrong=item["decision"] == "wrong", error_class=item["error_class"] or "other")
+        )
         with lock:
             cache[fingerprint] = truth
         return truth
@@ -39,7 +43,9 @@ def gold_label_oracle():
 
 
 class Command(BaseCommand):
-    help = "Run the local vendor simulator: a test double for the Anthropic and OpenAI APIs. Its verdicts are simulated."
+    help = (
+        "Run the local vendor simulator: a test double for the Anthropic and OpenAI APIs. Its verdicts are simulated."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--host", default="127.0.0.1")
@@ -61,7 +67,9 @@ class Command(BaseCommand):
         except OSError as exc:
             raise CommandError(f"cannot listen on {host}:{port}: {exc}") from exc
         names = ", ".join(row["model"] for row in describe(simulator.models))
-        self.stdout.write(f"Vendor simulator (SIMULATED verdicts) on http://{host}:{server.server_address[1]} models: {names}")
+        self.stdout.write(
+            f"Vendor simulator (SIMULATED verdicts) on http://{host}:{server.server_address[1]} models: {names}"
+        )
         try:
             server.serve_forever()
         except KeyboardInterrupt:
