@@ -95,6 +95,7 @@ class ChunkWriter:
         self.unflushed_spend = Decimal("0")
         self.last_flush = time.monotonic()
         self.stop_reason = ""
+        self.exhausted = False  # every item of the chunk has been handed out
 
     def add(self, query, result: VerdictResult) -> None:
         self.buffer.append(
@@ -149,58 +150,120 @@ class ChunkWriter:
         return bool(self.stop_reason)
 
 
-def run_chunk_execute(*, chunk_id: int) -> str:
-    """Judge every missing item of one chunk; return what happened (for logs and tests)."""
+def chunk_release(chunk: RunChunk) -> None:
+    """Hand a chunk back (run stopped): a resume picks it up where its verdicts end."""
+    RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.PENDING, lease_until=None)
+
+
+def chunk_finish(writer: ChunkWriter) -> str:
+    """Flush a chunk whose items are all answered; mark it done, or hand it back if stopping."""
+    writer.flush()
+    if writer.stopping:
+        chunk_release(writer.chunk)
+        run_finish_if_stopped(writer.chunk.run_id)
+        return f"stopped: {writer.stop_reason}"
+    RunChunk.objects.filter(pk=writer.chunk.pk).update(status=ChunkStatus.DONE, lease_until=None)
+    run_finish_if_complete(writer.chunk.run_id)
+    return "done"
+
+
+def next_chunk_claim(chunk: RunChunk) -> RunChunk | None:
+    """Claim another pending chunk of the same run and judge version, if any is left."""
+    candidates = RunChunk.objects.filter(
+        run_id=chunk.run_id, judge_version_id=chunk.judge_version_id, status=ChunkStatus.PENDING
+    ).values_list("pk", flat=True)[:8]
+    for candidate in candidates:
+        claimed = chunk_claim(candidate)
+        if claimed is not None:
+            return claimed
+    return None
+
+
+def run_chunk_execute(*, chunk_id: int, continue_with_next: bool = True) -> str:
+    """Judge every missing item of one chunk; return what happened (for logs and tests).
+
+    With `continue_with_next`, a vendor-backed chunk goes on to the next pending chunk of
+    the same judge version without returning to the broker, so the pool never drains
+    between chunks. The queued tasks of chunks taken this way find them done.
+    """
     chunk = chunk_claim(chunk_id)
     if chunk is None:
         return "not claimed"
     writer = ChunkWriter(chunk)
     writer.check_stop()
     if writer.stopping:
-        RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.PENDING, lease_until=None)
+        chunk_release(chunk)
         return f"not started: {writer.stop_reason}"
-    done_ids = set(chunk_verdicts(chunk).values_list("query_id", flat=True))
     backend = get_backend(chunk.judge_version)
-    queries = chunk_queries(chunk, done_ids)
     if backend.concurrent:
-        judge_concurrently(backend, queries, writer)
-    else:
-        for query in queries:
-            writer.add(query, judge_safely(backend, query))
-            if writer.due():
-                writer.flush()
-                if writer.stopping:
-                    break
-    writer.flush()
-    if writer.stopping:
-        RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.PENDING, lease_until=None)
-        run_finish_if_stopped(chunk.run_id)
-        return f"stopped: {writer.stop_reason}"
-    RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.DONE, lease_until=None)
-    run_finish_if_complete(chunk.run_id)
-    return "done"
+        return judge_concurrently(backend, writer, continue_with_next=continue_with_next)
+    done_ids = set(chunk_verdicts(chunk).values_list("query_id", flat=True))
+    for query in chunk_queries(chunk, done_ids):
+        writer.add(query, judge_safely(backend, query))
+        if writer.due():
+            writer.flush()
+            if writer.stopping:
+                break
+    return chunk_finish(writer)
 
 
-def judge_concurrently(backend, queries, writer: ChunkWriter) -> None:
-    """Keep the vendor pool's concurrency busy: refill a slot as soon as a call returns."""
+def judge_concurrently(backend, first: ChunkWriter, *, continue_with_next: bool) -> str:
+    """Keep the vendor pool's concurrency busy: refill a slot as soon as a call returns.
+
+    Items stream from the current chunk, then (lazily claimed) from the next ones; a chunk
+    is finished once all its items are answered.
+    """
     width = backend.pool.concurrency
+    writers = [first]
+    outcome = "done"
+
+    def work():
+        writer = first
+        while writer is not None:
+            done_ids = set(chunk_verdicts(writer.chunk).values_list("query_id", flat=True))
+            for query in chunk_queries(writer.chunk, done_ids):
+                yield writer, query
+            writer.exhausted = True
+            if not continue_with_next or writer.stopping:
+                return
+            following = next_chunk_claim(writer.chunk)
+            if following is None:
+                return
+            writer = ChunkWriter(following)
+            writers.append(writer)
+
+    items = work()
     in_flight: dict = {}
+    pending = {id(first): 0}
     with ThreadPoolExecutor(max_workers=width, thread_name_prefix="judge") as executor:
         exhausted = False
         while True:
-            while not exhausted and not writer.stopping and len(in_flight) < width:
-                query = next(queries, None)
-                if query is None:
+            while not exhausted and not any(w.stopping for w in writers) and len(in_flight) < width:
+                item = next(items, None)
+                if item is None:
                     exhausted = True
                     break
-                in_flight[executor.submit(judge_safely, backend, query)] = query
+                writer, query = item
+                pending[id(writer)] = pending.get(id(writer), 0) + 1
+                in_flight[executor.submit(judge_safely, backend, query)] = (writer, query)
+            for writer in list(writers):
+                if getattr(writer, "exhausted", False) and not pending.get(id(writer)):
+                    outcome = chunk_finish(writer)
+                    writers.remove(writer)
             if not in_flight:
                 break
             finished, _ = wait(in_flight, timeout=FLUSH_EVERY_SECONDS, return_when=FIRST_COMPLETED)
             for future in finished:
-                writer.add(in_flight.pop(future), future.result())
-            if writer.due():
-                writer.flush()
+                writer, query = in_flight.pop(future)
+                pending[id(writer)] -= 1
+                writer.add(query, future.result())
+            for writer in writers:
+                if writer.due():
+                    writer.flush()
+    # Whatever is left was cut short by a stop: store it and hand the chunks back.
+    for writer in writers:
+        outcome = chunk_finish(writer)
+    return outcome
 
 
 def run_totals(run_id: int) -> dict:

@@ -109,7 +109,7 @@ def test_a_cancelled_run_stops_and_a_resumed_one_finishes_without_duplicates(
         gold_set_version=version, judge_versions=[simulated_version(), simulated_version("other")], repeats=2
     )
     chunk_ids = calibration_run_plan(run=run)
-    run_chunk_execute(chunk_id=chunk_ids[0])
+    run_chunk_execute(chunk_id=chunk_ids[0], continue_with_next=False)
     calibration_run_cancel(run=run)
     assert run_chunk_execute(chunk_id=chunk_ids[1]).startswith("not started")
     with pytest.raises(ValidationError):
