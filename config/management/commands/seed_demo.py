@@ -67,4 +67,16 @@ class Command(BaseCommand):
 
     def demo_steps(self):
         """Each app's demo loader, bottom to top: warehouse, gold set, judges, triage."""
-        return []
+        return [load_demo_warehouse]
+
+
+def load_demo_warehouse(stdout):
+    """Build the demo warehouse once; later runs only re-register it."""
+    from probes.demo_warehouse import DEMO_WAREHOUSE_NAME, build_demo_warehouse, register_demo_warehouse
+
+    path = settings.VAR_DIR / "demo_warehouse.sqlite3"
+    if not path.exists():
+        counts = build_demo_warehouse(str(path))
+        stdout.write(f"demo warehouse built: {sum(counts.values())} rows in {len(counts)} tables")
+    register_demo_warehouse(str(path))
+    stdout.write(f"demo warehouse registered as `{DEMO_WAREHOUSE_NAME}`")

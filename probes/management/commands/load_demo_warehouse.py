@@ -1,0 +1,30 @@
+"""Build the demo warehouse (SQLite file by default, or PostgreSQL) and register it as `demo`."""
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
+
+
+class Command(BaseCommand):
+    help = "Build the demo e-commerce warehouse (drops and recreates its tables) and register it as `demo`."
+
+    def add_arguments(self, parser):
+        target = parser.add_mutually_exclusive_group()
+        target.add_argument("--path", help="SQLite file to build (default: VAR_DIR/demo_warehouse.sqlite3).")
+        target.add_argument("--dsn", help="PostgreSQL DSN of an existing database to build into.")
+        parser.add_argument(
+            "--no-register", action="store_true", help="Build only; leave the Warehouse row and the DSN file alone."
+        )
+
+    def handle(self, *args, path=None, dsn=None, no_register=False, **options):
+        if dsn and not dsn.startswith(("postgres://", "postgresql://")):
+            raise CommandError(f"--dsn must be a PostgreSQL DSN (postgresql://...), got {dsn.split('@')[-1]!r}")
+        target = dsn or path or str(settings.VAR_DIR / "demo_warehouse.sqlite3")
+        counts = build_demo_warehouse(target)
+        where = "PostgreSQL at " + dsn.split("@")[-1] if dsn else target
+        summary = ", ".join(f"{table} {count}" for table, count in counts.items())
+        self.stdout.write(f"demo warehouse built in {where}: {summary}")
+        if not no_register:
+            register_demo_warehouse(target)
+            self.stdout.write(f"registered as `demo` (DSN in {settings.WAREHOUSES_FILE})")

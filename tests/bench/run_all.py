@@ -1,0 +1,69 @@
+"""Run every benchmark under tests/bench/ and print one line per result.
+
+Each `bench_*.py` module exposes `run() -> list[dict]` with keys name, value, unit,
+target_op ("<=" / ">=" / "<" / ">") and target. Lines read
+`<name> <value> <unit> (target <op> <value>)`, then a summary `N met, M missed`.
+It measures, it does not gate: the exit code is 0 even when a target is missed, and
+non-zero only when a benchmark itself crashed.
+"""
+
+import importlib
+import operator
+import os
+import pkgutil
+import sys
+import traceback
+from pathlib import Path
+
+OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
+
+
+def format_value(value: float) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def result_line(result: dict) -> tuple[str, bool]:
+    met = OPS[result["target_op"]](result["value"], result["target"])
+    line = (
+        f"{result['name']} {format_value(result['value'])} {result['unit']} "
+        f"(target {result['target_op']} {format_value(result['target'])})"
+        f"{'' if met else '  MISSED'}"
+    )
+    return line, met
+
+
+def bench_modules(only: set[str] | None = None):
+    here = Path(__file__).parent
+    for info in sorted(pkgutil.iter_modules([str(here)]), key=lambda m: m.name):
+        if info.name.startswith("bench_") and (not only or info.name in only):
+            yield info.name
+
+
+def main(argv: list[str]) -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    only = set(argv[1:]) or None
+    met = missed = crashed = 0
+    for name in bench_modules(only):
+        try:
+            module = importlib.import_module(f"tests.bench.{name}")
+            results = module.run()
+        except Exception:  # noqa: BLE001 - report and go on with the other benchmarks
+            crashed += 1
+            print(f"{name} CRASHED", flush=True)
+            traceback.print_exc()
+            continue
+        for result in results:
+            line, ok = result_line(result)
+            print(line, flush=True)
+            met, missed = met + ok, missed + (not ok)
+    print(f"{met} met, {missed} missed" + (f", {crashed} crashed" if crashed else ""))
+    return 1 if crashed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

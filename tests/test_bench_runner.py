@@ -1,0 +1,13 @@
+from tests.bench.run_all import result_line
+
+
+def test_a_met_target_prints_the_contract_line():
+    line, met = result_line({"name": "x_ratio", "value": 1.1, "unit": "ratio", "target_op": "<=", "target": 1.25})
+    assert met
+    assert line == "x_ratio 1.1 ratio (target <= 1.25)"
+
+
+def test_a_missed_target_is_marked_not_hidden():
+    line, met = result_line({"name": "p50", "value": 7.0, "unit": "ms", "target_op": "<", "target": 5})
+    assert not met
+    assert line.endswith("MISSED")
