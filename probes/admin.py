@@ -1,11 +1,35 @@
+import os
+
 from django.contrib import admin
 
 from probes.models import Catalogue, ProbeRun, Warehouse
+from probes.warehouses import WarehouseUnavailable, dsn_env_var, warehouse_dsn
 
 
 @admin.register(Warehouse)
 class WarehouseAdmin(admin.ModelAdmin):
-    list_display = ["name", "dialect", "read_only_role", "created_at"]
+    """Register warehouses by name and dialect; the DSN is set in the environment or secrets file.
+
+    There is deliberately no DSN field: a connection string typed into a form would end up
+    in the database, request logs and the admin history.
+    """
+
+    list_display = ["name", "dialect", "read_only_role", "dsn_source", "created_at"]
+    fields = ["name", "dialect", "description", "read_only_role", "verifier_rules", "dsn_source"]
+    readonly_fields = ["dsn_source"]
+
+    @admin.display(description="DSN source")
+    def dsn_source(self, obj):
+        """Say where the DSN would come from, never what it is."""
+        if obj is None or not obj.name:
+            return "set WAREHOUSE_<NAME>_URL or add the name to the warehouses file"
+        if os.environ.get(dsn_env_var(obj.name)):
+            return f"environment ({dsn_env_var(obj.name)})"
+        try:
+            warehouse_dsn(obj)
+        except WarehouseUnavailable:
+            return f"missing: set {dsn_env_var(obj.name)} or add {obj.name!r} to the warehouses file"
+        return "warehouses file"
 
 
 @admin.register(Catalogue)

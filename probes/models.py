@@ -46,6 +46,8 @@ class Catalogue(models.Model):
         constraints = [
             # A version number names exactly one snapshot of one warehouse.
             models.UniqueConstraint(fields=["warehouse", "version"], name="probes_catalogue_unique_version"),
+            # Versions count from 1 so "no catalogue" (None) is never confused with a version.
+            models.CheckConstraint(condition=models.Q(version__gte=1), name="probes_catalogue_version_positive"),
         ]
 
     def __str__(self):
@@ -79,6 +81,22 @@ class ProbeRun(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            # Fail open is only meaningful if nothing but these four outcomes can be stored.
+            models.CheckConstraint(
+                condition=models.Q(outcome__in=ProbeOutcome.values), name="probes_proberun_outcome_valid"
+            ),
+            # A probe the guard refused can only have the outcome "refused".
+            models.CheckConstraint(
+                condition=models.Q(guard_allowed=True) | models.Q(outcome="refused"),
+                name="probes_proberun_refused_when_guard_refuses",
+            ),
+        ]
 
     def __str__(self):
         return f"{self.kind} probe on {self.warehouse}: {self.outcome}"
+
+    @property
+    def rejects(self) -> bool:
+        """Only a confirmed probe argues against the SQL; refused and error fail open."""
+        return self.outcome == ProbeOutcome.CONFIRMED

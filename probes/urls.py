@@ -6,4 +6,5 @@ app_name = "probes"
 
 urlpatterns = [
     path("", views.index, name="index"),
+    path("<slug:name>/catalogue/", views.catalogue, name="catalogue"),
 ]

@@ -1,10 +1,25 @@
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 
 from config.roles import ADMIN, ML_ENGINEER, role_required
 from probes.models import Warehouse
+from probes.selectors import latest_catalogue, recent_probe_runs, warehouse_list_with_catalogues
+from probes.verifier import effective_rules
 
 
 @role_required(ML_ENGINEER, ADMIN)
 def index(request):
     """List registered warehouses (names and dialects only; DSNs are never shown)."""
-    return render(request, "probes/index.html", {"warehouses": Warehouse.objects.all()})
+    return render(request, "probes/index.html", {"warehouses": warehouse_list_with_catalogues()})
+
+
+@role_required(ML_ENGINEER, ADMIN)
+def catalogue(request, name):
+    """Show a warehouse's latest catalogue: tables, columns, keys, row estimates."""
+    warehouse = get_object_or_404(Warehouse, name=name)
+    context = {
+        "warehouse": warehouse,
+        "catalogue": latest_catalogue(warehouse),
+        "rules": effective_rules(warehouse, None),
+        "probe_runs": recent_probe_runs(warehouse),
+    }
+    return render(request, "probes/catalogue.html", context)

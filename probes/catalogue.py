@@ -1,0 +1,181 @@
+"""Introspect a warehouse into a versioned Catalogue snapshot.
+
+Snapshot shape (JSON): {"dialect": ..., "tables": {name: {"kind": "table"|"view",
+"columns": [{"name", "type", "nullable"}], "primary_key": [...], "unique": [[...]],
+"foreign_keys": [{"columns", "ref_table", "ref_columns"}], "row_estimate": n}}}.
+PostgreSQL tables outside `public` are named `schema.table`.
+"""
+
+from django.conf import settings
+from django.db import transaction
+
+from probes.models import Catalogue, Dialect, Warehouse
+from probes.warehouses import open_postgres, open_sqlite_readonly, warehouse_dsn
+
+
+def _quote_sqlite(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def introspect_sqlite(dsn: str) -> dict:
+    conn = open_sqlite_readonly(dsn)
+    try:
+        tables = {}
+        rows = conn.execute(
+            "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' "
+            "ORDER BY name"
+        ).fetchall()
+        for name, kind in rows:
+            quoted = _quote_sqlite(name)
+            info = conn.execute(f"PRAGMA table_info({quoted})").fetchall()
+            columns = [{"name": c[1], "type": (c[2] or "").lower(), "nullable": not c[3] and not c[5]} for c in info]
+            primary_key = [c[1] for c in sorted((c for c in info if c[5]), key=lambda c: c[5])]
+            unique = []
+            for index in conn.execute(f"PRAGMA index_list({quoted})").fetchall():
+                if index[2]:  # unique
+                    cols = [r[2] for r in conn.execute(f"PRAGMA index_info({_quote_sqlite(index[1])})").fetchall()]
+                    if cols and cols != primary_key and None not in cols:
+                        unique.append(cols)
+            foreign_keys = {}
+            for fk in conn.execute(f"PRAGMA foreign_key_list({quoted})").fetchall():
+                entry = foreign_keys.setdefault(fk[0], {"columns": [], "ref_table": fk[2], "ref_columns": []})
+                entry["columns"].append(fk[3])
+                entry["ref_columns"].append(fk[4])
+            row_estimate = conn.execute(f"SELECT COUNT(*) FROM {quoted}").fetchone()[0] if kind == "table" else None
+            tables[name] = {
+                "kind": kind,
+                "columns": columns,
+                "primary_key": primary_key,
+                "unique": unique,
+                "foreign_keys": list(foreign_keys.values()),
+                "row_estimate": row_estimate,
+            }
+        return {"dialect": "sqlite", "tables": tables}
+    finally:
+        conn.close()
+
+
+PG_COLUMNS = """
+SELECT c.table_schema, c.table_name, c.column_name, c.data_type, c.is_nullable = 'YES'
+FROM information_schema.columns c
+JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
+WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema') AND c.table_schema NOT LIKE 'pg_toast%'
+ORDER BY c.table_schema, c.table_name, c.ordinal_position
+"""
+PG_TABLES = """
+SELECT n.nspname, c.relname, c.relkind, c.reltuples::bigint
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+"""
+PG_CONSTRAINTS = """
+SELECT n.nspname, rel.relname, con.contype,
+       ARRAY(SELECT a.attname FROM unnest(con.conkey) WITH ORDINALITY k(attnum, ord)
+             JOIN pg_attribute a ON a.attrelid = con.conrelid AND a.attnum = k.attnum ORDER BY k.ord),
+       fn.nspname, frel.relname,
+       ARRAY(SELECT a.attname FROM unnest(con.confkey) WITH ORDINALITY k(attnum, ord)
+             JOIN pg_attribute a ON a.attrelid = con.confrelid AND a.attnum = k.attnum ORDER BY k.ord)
+FROM pg_constraint con
+JOIN pg_class rel ON rel.oid = con.conrelid
+JOIN pg_namespace n ON n.oid = rel.relnamespace
+LEFT JOIN pg_class frel ON frel.oid = con.confrelid
+LEFT JOIN pg_namespace fn ON fn.oid = frel.relnamespace
+WHERE con.contype IN ('p', 'u', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+ORDER BY n.nspname, rel.relname, con.conname
+"""
+# Unique indexes that are not constraints (CREATE UNIQUE INDEX) also make a key unique.
+PG_UNIQUE_INDEXES = """
+SELECT n.nspname, rel.relname,
+       ARRAY(SELECT a.attname FROM unnest(ix.indkey) WITH ORDINALITY k(attnum, ord)
+             JOIN pg_attribute a ON a.attrelid = ix.indrelid AND a.attnum = k.attnum ORDER BY k.ord)
+FROM pg_index ix
+JOIN pg_class rel ON rel.oid = ix.indrelid
+JOIN pg_namespace n ON n.oid = rel.relnamespace
+WHERE ix.indisunique AND NOT ix.indisprimary AND ix.indpred IS NULL AND ix.indexprs IS NULL
+  AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+"""
+
+
+def _pg_name(schema: str, table: str) -> str:
+    return table if schema == "public" else f"{schema}.{table}"
+
+
+def introspect_postgres(dsn: str, role: str = "") -> dict:
+    conn = open_postgres(dsn, timeout_s=settings.WAREHOUSE_STATEMENT_TIMEOUT_S * 4, role=role)
+    try:
+        tables: dict[str, dict] = {}
+        with conn.cursor() as cursor:
+            kinds = {"r": "table", "p": "table", "v": "view", "m": "view", "f": "table"}
+            for schema, name, relkind, reltuples in cursor.execute(PG_TABLES).fetchall():
+                tables[_pg_name(schema, name)] = {
+                    "kind": kinds[relkind],
+                    "columns": [],
+                    "primary_key": [],
+                    "unique": [],
+                    "foreign_keys": [],
+                    "row_estimate": None if reltuples is None or reltuples < 0 else int(reltuples),
+                    "_schema": schema,
+                    "_name": name,
+                }
+            for schema, table, column, data_type, nullable in cursor.execute(PG_COLUMNS).fetchall():
+                entry = tables.get(_pg_name(schema, table))
+                if entry is not None:
+                    entry["columns"].append({"name": column, "type": data_type, "nullable": bool(nullable)})
+            for schema, table, kind, cols, ref_schema, ref_table, ref_cols in cursor.execute(PG_CONSTRAINTS).fetchall():
+                entry = tables.get(_pg_name(schema, table))
+                if entry is None:
+                    continue
+                if kind == "p":
+                    entry["primary_key"] = list(cols)
+                elif kind == "u":
+                    entry["unique"].append(list(cols))
+                else:
+                    entry["foreign_keys"].append(
+                        {
+                            "columns": list(cols),
+                            "ref_table": _pg_name(ref_schema, ref_table),
+                            "ref_columns": list(ref_cols),
+                        }
+                    )
+            for schema, table, cols in cursor.execute(PG_UNIQUE_INDEXES).fetchall():
+                entry = tables.get(_pg_name(schema, table))
+                if entry is not None and list(cols) not in entry["unique"]:
+                    entry["unique"].append(list(cols))
+            # Never-analysed tables report -1 tuples: count them (under the statement timeout).
+            for entry in tables.values():
+                if entry["row_estimate"] in (None, 0) and entry["kind"] == "table":
+                    from psycopg import sql as pgsql
+
+                    query = pgsql.SQL("SELECT COUNT(*) FROM {}.{}").format(
+                        pgsql.Identifier(entry["_schema"]), pgsql.Identifier(entry["_name"])
+                    )
+                    entry["row_estimate"] = cursor.execute(query).fetchone()[0]
+        for entry in tables.values():
+            entry.pop("_schema")
+            entry.pop("_name")
+        return {"dialect": "postgres", "tables": dict(sorted(tables.items()))}
+    finally:
+        conn.rollback()
+        conn.close()
+
+
+def introspect(warehouse: Warehouse) -> dict:
+    dsn = warehouse_dsn(warehouse)
+    if warehouse.dialect == Dialect.POSTGRES:
+        return introspect_postgres(dsn, warehouse.read_only_role)
+    return introspect_sqlite(dsn)
+
+
+@transaction.atomic
+def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
+    """Introspect the warehouse; store a new version unless nothing changed since the last."""
+    snapshot = introspect(warehouse)
+    Warehouse.objects.select_for_update().filter(pk=warehouse.pk).first()
+    latest = Catalogue.objects.filter(warehouse=warehouse).order_by("-version").first()
+    if latest is not None and latest.snapshot == snapshot:
+        return latest
+    version = (latest.version if latest else 0) + 1
+    catalogue = Catalogue(warehouse=warehouse, version=version, snapshot=snapshot)
+    catalogue.full_clean()
+    catalogue.save()
+    return catalogue

@@ -1,0 +1,33 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from probes.management.commands._common import get_warehouse, read_sql
+from probes.selectors import latest_catalogue
+from probes.verifier import verify
+
+
+class Command(BaseCommand):
+    help = "Check one SQL text with the deterministic verifier against a warehouse's latest catalogue."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--warehouse", required=True)
+        parser.add_argument("--sql-file", required=True, help="path to the SQL text, or - for stdin")
+        parser.add_argument("--format", choices=["json", "text"], default="text")
+        parser.add_argument("--no-explain", action="store_true", help="skip the EXPLAIN against the warehouse")
+
+    def handle(self, *args, **options):
+        warehouse = get_warehouse(options["warehouse"])
+        catalogue = latest_catalogue(warehouse)
+        if catalogue is None:
+            raise CommandError(f"warehouse {warehouse.name!r} has no catalogue; run refresh_catalogue {warehouse.name}")
+        rules = {"explain": False} if options["no_explain"] else None
+        result = verify(read_sql(options["sql_file"]), catalogue, warehouse=warehouse, rules=rules)
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(result.as_dict()))
+        elif result.passed:
+            self.stdout.write(f"pass ({result.verifier_version}, catalogue v{result.catalogue_version})")
+        else:
+            self.stdout.write(f"{result.failure_class}: {result.message}")
+            for finding in result.findings[1:]:
+                self.stdout.write(f"  also {finding['failure_class']} ({finding['rule']}): {finding['message']}")

@@ -1,0 +1,86 @@
+"""Catalogue introspection (SQLite pragmas, pg_catalog), versioning, and its constraints."""
+
+import io
+import sqlite3
+
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError
+
+from probes.catalogue import catalogue_refresh
+from probes.models import Catalogue
+from probes.selectors import latest_catalogue
+
+
+def check_shop_snapshot(snapshot):
+    tables = snapshot["tables"]
+    assert set(tables) == {"customers", "orders", "order_items", "shipments"}
+    orders = tables["orders"]
+    assert orders["primary_key"] == ["order_id"]
+    assert orders["foreign_keys"] == [
+        {"columns": ["customer_id"], "ref_table": "customers", "ref_columns": ["customer_id"]}
+    ]
+    assert orders["row_estimate"] == 4
+    columns = {c["name"]: c for c in orders["columns"]}
+    assert list(columns) == ["order_id", "customer_id", "order_date", "status", "total"]
+    assert columns["status"]["nullable"] is False
+    assert tables["customers"]["unique"] == [["email"]]
+    assert {c["name"]: c["nullable"] for c in tables["customers"]["columns"]}["email"] is True
+
+
+def test_sqlite_introspection_finds_keys_nullability_and_counts(shop_sqlite):
+    catalogue = latest_catalogue(shop_sqlite)
+    assert catalogue.version == 1
+    assert catalogue.snapshot["dialect"] == "sqlite"
+    check_shop_snapshot(catalogue.snapshot)
+
+
+def test_postgres_introspection_finds_keys_nullability_and_counts(shop_postgres):
+    catalogue = latest_catalogue(shop_postgres)
+    assert catalogue.snapshot["dialect"] == "postgres"
+    check_shop_snapshot(catalogue.snapshot)
+    assert catalogue.snapshot["tables"]["orders"]["columns"][0]["type"] == "integer"
+
+
+def test_an_unchanged_schema_keeps_its_version(shop_sqlite):
+    first = latest_catalogue(shop_sqlite)
+    assert catalogue_refresh(warehouse=shop_sqlite) == first
+    assert Catalogue.objects.filter(warehouse=shop_sqlite).count() == 1
+
+
+def test_a_schema_change_makes_a_new_version(shop_sqlite):
+    conn = sqlite3.connect(shop_sqlite.path)
+    conn.execute("CREATE TABLE returns (return_id INTEGER PRIMARY KEY, order_id INTEGER)")
+    conn.commit()
+    conn.close()
+    catalogue = catalogue_refresh(warehouse=shop_sqlite)
+    assert catalogue.version == 2
+    assert "returns" in catalogue.snapshot["tables"]
+    assert latest_catalogue(shop_sqlite) == catalogue
+
+
+def test_refresh_catalogue_command_reports_the_version(shop_sqlite):
+    out = io.StringIO()
+    call_command("refresh_catalogue", "shop", stdout=out)
+    assert out.getvalue().strip() == "shop: catalogue v1, 4 tables"
+
+
+def test_two_catalogues_cannot_share_a_version(shop_sqlite):
+    with pytest.raises(IntegrityError, match="probes_catalogue_unique_version|UNIQUE"):
+        Catalogue.objects.create(warehouse=shop_sqlite, version=1, snapshot={})
+
+
+def test_a_catalogue_version_starts_at_one(shop_sqlite):
+    with pytest.raises(IntegrityError, match="probes_catalogue_version_positive|CHECK"):
+        Catalogue.objects.create(warehouse=shop_sqlite, version=0, snapshot={})
+
+
+def test_the_defog_schemas_introspect_on_postgres(db, defog_postgres_dsns, monkeypatch):
+    from probes.tests.conftest import register
+
+    warehouse = register(monkeypatch, "defog-ewallet", "postgres", defog_postgres_dsns["ewallet"])
+    tables = latest_catalogue(warehouse).snapshot["tables"]
+    assert "consumer_div.users" in tables
+    assert tables["consumer_div.users"]["primary_key"] == ["uid"]
+    atis = register(monkeypatch, "defog-atis", "postgres", defog_postgres_dsns["atis"])
+    assert len(latest_catalogue(atis).snapshot["tables"]) == 24  # every CREATE TABLE in atis.sql

@@ -1,0 +1,127 @@
+"""Where a warehouse's DSN comes from, and how to open a read-only connection to it.
+
+A DSN holds credentials, so it never touches the application database, a form, a page or
+a log line: it is read from `WAREHOUSE_<NAME>_URL` or from the JSON secrets file named by
+`settings.WAREHOUSES_FILE` each time a connection is opened.
+"""
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote, unquote, urlparse
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+
+from probes.models import Dialect, Warehouse
+
+
+class WarehouseUnavailable(Exception):
+    """The warehouse has no DSN, or its DSN does not match its dialect."""
+
+
+def dsn_env_var(name: str) -> str:
+    return "WAREHOUSE_" + name.upper().replace("-", "_") + "_URL"
+
+
+def _dsn_from_file(name: str) -> str | None:
+    path = Path(settings.WAREHOUSES_FILE)
+    if not path.exists():
+        return None
+    try:
+        entries = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        # The message names the file and position, never its contents.
+        raise ImproperlyConfigured(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}).") from exc
+    if not isinstance(entries, dict):
+        raise ImproperlyConfigured(f"{path} must hold a JSON object mapping warehouse names to DSNs.")
+    value = entries.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+def warehouse_dsn(warehouse: Warehouse | str) -> str:
+    """Return the warehouse's DSN from the environment, else the secrets file."""
+    name = warehouse if isinstance(warehouse, str) else warehouse.name
+    dsn = os.environ.get(dsn_env_var(name)) or _dsn_from_file(name)
+    if not dsn:
+        raise WarehouseUnavailable(
+            f"no DSN for warehouse {name!r}: set {dsn_env_var(name)} or add it to the warehouses file"
+        )
+    return dsn
+
+
+def write_dsn_to_secrets_file(name: str, dsn: str) -> None:
+    """Add or replace one entry of the secrets file (owner-only permissions)."""
+    path = Path(settings.WAREHOUSES_FILE)
+    entries = json.loads(path.read_text()) if path.exists() else {}
+    entries[name] = dsn
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(entries, indent=2, sort_keys=True))
+    path.chmod(0o600)
+
+
+@transaction.atomic
+def warehouse_register(
+    *, name: str, dialect: str, dsn: str | None = None, description: str = "", verifier_rules: dict | None = None
+) -> Warehouse:
+    """Create or update a warehouse row; a given DSN goes to the secrets file, not the DB."""
+    if dialect not in Dialect.values:
+        raise ValueError(f"dialect must be one of {', '.join(Dialect.values)}; got {dialect!r}")
+    if dsn is not None:
+        check_dsn_matches_dialect(dsn, dialect)
+        write_dsn_to_secrets_file(name, dsn)
+    warehouse, _ = Warehouse.objects.get_or_create(name=name, defaults={"dialect": dialect})
+    warehouse.dialect = dialect
+    warehouse.description = description or warehouse.description
+    if verifier_rules is not None:
+        warehouse.verifier_rules = verifier_rules
+    warehouse.full_clean()
+    warehouse.save()
+    return warehouse
+
+
+def check_dsn_matches_dialect(dsn: str, dialect: str) -> None:
+    scheme = urlparse(dsn).scheme
+    expected = {"sqlite": ("sqlite",), "postgres": ("postgres", "postgresql")}[dialect]
+    if scheme not in expected:
+        raise WarehouseUnavailable(f"a {dialect} warehouse needs a {expected[0]}:// DSN, not {scheme or 'no'} scheme")
+
+
+def sqlite_path(dsn: str) -> str:
+    """Return the file path of `sqlite:////abs/path.sqlite3` (or `sqlite:///rel/path`)."""
+    if not dsn.startswith("sqlite:///"):
+        raise WarehouseUnavailable("a sqlite warehouse DSN must look like sqlite:////absolute/path.sqlite3")
+    return unquote(dsn[len("sqlite:///") :].split("?", 1)[0])
+
+
+def open_sqlite_readonly(dsn: str, timeout_s: float = 5.0) -> sqlite3.Connection:
+    """Open the file read-only (`mode=ro`) with `PRAGMA query_only`; a missing file fails."""
+    path = sqlite_path(dsn)
+    if not Path(path).exists():
+        raise WarehouseUnavailable("the sqlite warehouse file does not exist")
+    conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=timeout_s, check_same_thread=False)
+    conn.execute("PRAGMA query_only = ON")
+    return conn
+
+
+def open_postgres(dsn: str, *, timeout_s: float, role: str = ""):
+    """Open a connection whose every transaction is read-only and time-limited."""
+    import psycopg
+
+    timeout_ms = max(1, int(timeout_s * 1000))
+    options = " ".join(
+        [
+            "-c default_transaction_read_only=on",
+            f"-c statement_timeout={timeout_ms}",
+            f"-c lock_timeout={timeout_ms}",
+            f"-c idle_in_transaction_session_timeout={max(timeout_ms * 2, 1000)}",
+        ]
+    )
+    conn = psycopg.connect(dsn, autocommit=False, connect_timeout=max(2, int(timeout_s) + 1), options=options)
+    with conn.cursor() as cursor:
+        cursor.execute("SET TRANSACTION READ ONLY")
+        if role:
+            cursor.execute(psycopg.sql.SQL("SET LOCAL ROLE {}").format(psycopg.sql.Identifier(role)))
+    return conn
