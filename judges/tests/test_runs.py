@@ -129,3 +129,34 @@ def test_a_run_cannot_use_a_replay_judge_or_an_empty_gold_set(vendor_simulator):
         calibration_run_start(gold_set_version=version, judge_versions=[simulated_version(backend="replay")])
     with pytest.raises(ValidationError, match="repeats"):
         calibration_run_start(gold_set_version=version, judge_versions=[simulated_version("x")], repeats=0)
+
+
+def test_a_budget_stopped_run_resumes_only_with_a_higher_cap_and_then_completes(vendor_simulator):
+    version = gold_set_version_with(mixed_items(150, 0))
+    judge_version = simulated_version(concurrency=2)
+    cap = Decimal("0.005")
+    run = run_inline(gold_set_version=version, judge_versions=[judge_version], repeats=1, spend_cap_usd=cap)
+    assert run.status == RunStatus.STOPPED_BUDGET
+    with pytest.raises(ValidationError, match="raise the cap"):
+        calibration_run_resume(run=run)
+    calibration_run_resume(run=run, spend_cap_usd=Decimal("10"))
+    for chunk_id in calibration_run_plan(run=run):
+        run_chunk_execute(chunk_id=chunk_id)
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED
+    assert Verdict.objects.filter(run=run).count() == 150
+
+
+def test_the_progress_of_a_running_run_has_an_eta_and_counts_errors(vendor_simulator):
+    from judges.selectors import run_progress
+
+    version = gold_set_version_with(mixed_items(4, 0, faults=["500"]))
+    judge_versions = [simulated_version(), simulated_version("b")]
+    run = calibration_run_start(gold_set_version=version, judge_versions=judge_versions, repeats=1)
+    first, _second = calibration_run_plan(run=run)
+    run_chunk_execute(chunk_id=first, continue_with_next=False)
+    run.refresh_from_db()
+    progress = run_progress(run)
+    assert (progress["done"], progress["total"], progress["errors"]) == (5, 10, 1)
+    assert progress["percent"] == 50.0
+    assert progress["eta_seconds"] is not None and progress["spent_usd"] > 0
