@@ -151,6 +151,9 @@ class RunChunk(models.Model):
     done_count = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)
     spent_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    # The vendor batch (Anthropic Message Batches) this chunk was sent as, if any: a resumed
+    # chunk waits for the same batch instead of paying for a second one.
+    batch_id = models.CharField(max_length=128, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -195,6 +195,8 @@ def run_chunk_execute(*, chunk_id: int, continue_with_next: bool = True) -> str:
         chunk_release(chunk)
         return f"not started: {writer.stop_reason}"
     backend = get_backend(chunk.judge_version)
+    if getattr(backend, "use_batches", False):
+        return judge_by_batch(backend, writer)
     if backend.concurrent:
         return judge_concurrently(backend, writer, continue_with_next=continue_with_next)
     done_ids = set(chunk_verdicts(chunk).values_list("query_id", flat=True))
@@ -204,6 +206,44 @@ def run_chunk_execute(*, chunk_id: int, continue_with_next: bool = True) -> str:
             writer.flush()
             if writer.stopping:
                 break
+    return chunk_finish(writer)
+
+
+def judge_by_batch(backend, writer: ChunkWriter) -> str:
+    """Send the chunk's missing items as one vendor batch, wait for it, store the results.
+
+    The batch id is kept on the chunk before waiting, so a resumed chunk waits for the
+    same batch rather than paying for it twice.
+    """
+    from judges.backends.policy import VendorCallFailed
+
+    chunk = writer.chunk
+    done_ids = set(chunk_verdicts(chunk).values_list("query_id", flat=True))
+    queries = {query.pk: query for query in chunk_queries(chunk, done_ids)}  # one slice, bounded
+    if queries:
+        batch_id = RunChunk.objects.values_list("batch_id", flat=True).get(pk=chunk.pk)
+        try:
+            if not batch_id:
+                batch_id = backend.batch_submit(queries.values())
+                RunChunk.objects.filter(pk=chunk.pk).update(batch_id=batch_id)
+
+            def while_waiting():
+                writer.flush()  # renews the lease and notices a cancel
+                return writer.stopping
+
+            for query_id, result in backend.batch_results(batch_id, while_waiting=while_waiting):
+                query = queries.pop(query_id, None)
+                if query is not None:
+                    writer.add(query, result)
+                if writer.due():
+                    writer.flush()
+        except VendorCallFailed as exc:
+            for query in queries.values():
+                writer.add(query, VerdictResult.error(f"batch failed: {exc.reason}"))
+            queries = {}
+        if not writer.stopping:
+            for query in queries.values():
+                writer.add(query, VerdictResult.error("the batch returned no result for this item"))
     return chunk_finish(writer)
 
 

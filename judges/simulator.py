@@ -148,6 +148,16 @@ class Simulator:
         self.fault_counts: dict = {}
         self.cached_prefixes: set = set()
         self.stats: dict = {}
+        self.batches: dict[str, SimBatch] = {}
+
+    def batch_create(self, requests: list, *, base_url: str) -> SimBatch:
+        batch = SimBatch(
+            id=f"msgbatch_sim_{uuid.uuid4().hex[:20]}", base_url=base_url, created=time.time(), total=len(requests)
+        )
+        with self.lock:
+            self.batches[batch.id] = batch
+        threading.Thread(target=_batch_process, args=(self, batch, requests), daemon=True).start()
+        return batch
 
     def model(self, name: str) -> SimModel:
         return self.models.get(name, self.default)
@@ -265,6 +275,73 @@ class Simulator:
         return usage
 
 
+BATCH_PATH = re.compile(r"^/v1/messages/batches/([\w-]+)(/results)?/?$")
+
+
+def _iso(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+
+
+@dataclass
+class SimBatch:
+    id: str
+    base_url: str
+    created: float
+    total: int
+    status: str = "in_progress"
+    ended: float | None = None
+    results: list = field(default_factory=list)
+
+    def public(self) -> dict:
+        succeeded = sum(1 for r in self.results if r["result"]["type"] == "succeeded")
+        ended = self.status == "ended"
+        return {
+            "id": self.id,
+            "type": "message_batch",
+            "processing_status": self.status,
+            "request_counts": {
+                "processing": 0 if ended else self.total,
+                "succeeded": succeeded,
+                "errored": len(self.results) - succeeded,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": _iso(self.created),
+            "expires_at": _iso(self.created + 86400),
+            "ended_at": _iso(self.ended) if self.ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.base_url}/v1/messages/batches/{self.id}/results" if ended else None,
+        }
+
+
+def _batch_process(simulator, batch: SimBatch, requests: list) -> None:
+    """Answer every request of a batch; faults become errored results, never retried."""
+    latency = max((simulator.model(r.get("params", {}).get("model", "")).latency_ms for r in requests), default=0)
+    time.sleep(latency / 1000)
+    for entry in requests:
+        custom_id = entry.get("custom_id", "")
+        try:
+            request = parse_anthropic(entry.get("params") or {})
+            model = simulator.model(request["model"])
+            truth = simulator.truth_for(request["sql"])
+            fault = simulator.fault_for(model, truth, f"{request['model']}|{request['sql']}")
+            simulator.count("anthropic:batch_requests")
+            raise_fault("500" if fault in ("429", "529", "500", "timeout") else None, model, anthropic=True)
+            payload = simulator.answer(
+                request["model"], request["sql"], request["tool"], malformed=fault == "malformed"
+            )
+            usage = simulator.usage(request["static"], request["dynamic"], payload, cache=request["cache"])
+            result = {"type": "succeeded", "message": anthropic_message(request, payload, usage)}
+        except ApiError as exc:
+            result = {
+                "type": "errored",
+                "error": {"type": "error", "error": {"type": exc.kind, "message": exc.message}},
+            }
+        batch.results.append({"custom_id": custom_id, "result": result})
+    batch.status, batch.ended = "ended", time.time()
+
+
 class ApiError(Exception):
     def __init__(self, status: int, kind: str, message: str, headers: dict | None = None):
         super().__init__(message)
@@ -286,6 +363,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_json(200, {"ok": True, "simulator": True})
         if self.path.rstrip("/") == "/_sim/stats":
             return self.send_json(200, dict(self.simulator.stats))
+        batch = BATCH_PATH.match(self.path.split("?")[0])
+        if batch:
+            return self.batch_get(batch.group(1), results=bool(batch.group(2)))
         return self.send_json(404, {"error": {"type": "not_found_error", "message": self.path}})
 
     def do_POST(self):
@@ -297,6 +377,8 @@ class Handler(BaseHTTPRequestHandler):
                 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}}
             )
         path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/v1/messages/batches"):
+            return self.batch_create(body)
         if path.endswith("/v1/messages"):
             return self.answer_api(body, anthropic=True)
         if path.endswith("/chat/completions"):
@@ -330,6 +412,34 @@ class Handler(BaseHTTPRequestHandler):
         if anthropic:
             return self.send_json(200, anthropic_message(request, payload, usage))
         return self.send_json(200, openai_completion(request, payload, usage))
+
+    def batch_create(self, body: dict):
+        """Accept a Message Batch; it is processed on a thread and ends after one latency."""
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not requests:
+            return self.send_json(
+                400, {"type": "error", "error": {"type": "invalid_request_error", "message": "requests is required"}}
+            )
+        host = self.headers.get("host") or "127.0.0.1"
+        batch = self.simulator.batch_create(requests, base_url=f"http://{host}")
+        return self.send_json(200, batch.public())
+
+    def batch_get(self, batch_id: str, *, results: bool):
+        batch = self.simulator.batches.get(batch_id)
+        if batch is None:
+            return self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": batch_id}})
+        if not results:
+            return self.send_json(200, batch.public())
+        if batch.status != "ended":
+            return self.send_json(
+                400, {"type": "error", "error": {"type": "invalid_request_error", "message": "not ended"}}
+            )
+        data = "".join(json.dumps(line) + "\n" for line in batch.results).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/binary")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def send_json(self, status: int, payload: dict, headers: dict | None = None):
         data = json.dumps(payload).encode()

@@ -99,6 +99,68 @@ class AnthropicBackend(JudgeBackend):
         context["attempts"] = attempts
         return self.result_from(message, latency_ms=_ms(started), context=context)
 
+    @property
+    def use_batches(self) -> bool:
+        """Send calibration chunks through the Message Batches API (half price, slower)."""
+        return bool(self.config.get("use_batches")) and not self.hypotheses
+
+    def batch_submit(self, queries) -> str:
+        """Create one Message Batch for the queries (custom_id = q<query id>); return its id."""
+        import anthropic
+
+        client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
+        requests = [{"custom_id": f"q{query.pk}", "params": self.request(query)} for query in queries]
+        batch, _ = call_with_policy(
+            lambda: client.messages.batches.create(requests=requests),
+            pool=self.pool,
+            policy=self.policy,
+            estimated_tokens=0,
+            transient_errors=(anthropic.APITimeoutError, anthropic.APIConnectionError),
+        )
+        return batch.id
+
+    def batch_results(self, batch_id: str, *, while_waiting):
+        """Wait for the batch to end (calling while_waiting between polls); yield (query id, result).
+
+        `while_waiting()` returns True to stop waiting (the run was stopped).
+        """
+        import anthropic
+
+        client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
+        transient = (anthropic.APITimeoutError, anthropic.APIConnectionError)
+        poll_s = float(self.config.get("batch_poll_s", 5))
+        started = time.perf_counter()
+        while True:
+            batch, _ = call_with_policy(
+                lambda: client.messages.batches.retrieve(batch_id),
+                pool=self.pool,
+                policy=self.policy,
+                estimated_tokens=0,
+                transient_errors=transient,
+            )
+            if batch.processing_status == "ended":
+                break
+            if while_waiting():
+                return
+            time.sleep(poll_s)
+        latency_ms = _ms(started)
+        context = {"simulated": self.endpoint.simulated or self.judge_version.is_simulated, "backend": "anthropic"}
+        for item in client.messages.batches.results(batch_id):
+            query_id = int(item.custom_id.removeprefix("q"))
+            item_context = {**context, "batch_id": batch_id}
+            if item.result.type == "succeeded":
+                # Batches are billed at half the standard price.
+                yield (
+                    query_id,
+                    self.result_from(item.result.message, latency_ms=latency_ms, context=item_context, discount=0.5),
+                )
+            else:
+                detail = item.result.model_dump(mode="json")
+                yield (
+                    query_id,
+                    VerdictResult.error(f"batch request {item.result.type}: {detail}"[:2000], context=item_context),
+                )
+
     def result_from(self, message, *, latency_ms: float, context: dict, discount=1) -> VerdictResult:
         """Turn a Message into a result: usage and cost always, the verdict if well-formed."""
         raw = message.model_dump(mode="json") if hasattr(message, "model_dump") else dict(message)

@@ -3,6 +3,7 @@
 import pytest
 
 from judges.backends import BackendCannotJudge, get_backend
+from judges.backends.base import token_cost
 from judges.demo import run_inline
 from judges.models import Decision, Verdict
 from judges.services import judge_live_query
@@ -163,3 +164,45 @@ def test_a_live_query_hit_by_a_vendor_outage_gets_an_error_verdict(vendor_simula
     verdict = judge_live_query(judge_version=simulated_version(), query=live)
     assert verdict.decision == "error"
     assert "500" in verdict.reason
+
+
+def test_a_run_through_the_message_batches_api_stores_every_verdict_at_half_price(vendor_simulator):
+    from judges.models import RunChunk
+
+    version = gold_set_version_with(mixed_items(correct=5, wrong=3, faults=["500", "malformed"]))
+    batched = simulated_version(name="batched", use_batches=True, batch_poll_s=0.05)
+    direct = simulated_version(name="direct")
+    run = run_inline(gold_set_version=version, judge_versions=[batched, direct], repeats=1)
+    by_batch = Verdict.objects.filter(run=run, judge_version=batched)
+    assert run.status == "completed"
+    assert by_batch.count() == 10
+    assert by_batch.filter(decision="reject").count() == 3
+    assert sorted(v.query.sql.split("fault=")[1] for v in by_batch.filter(decision="error")) == ["500", "malformed"]
+    batch_id = RunChunk.objects.get(run=run, judge_version=batched).batch_id
+    assert batch_id.startswith("msgbatch_") and all(v.context["batch_id"] == batch_id for v in by_batch)
+    verdict = by_batch.filter(decision="accept").first()
+    tokens = {
+        name: getattr(verdict, name)
+        for name in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    }
+    assert verdict.output_tokens > 0
+    assert verdict.cost_usd == token_cost(batched, **tokens, discount=0.5)
+    assert vendor_simulator.stats["anthropic:batch_requests"] == 10
+
+
+def test_a_resumed_batch_chunk_collects_the_same_batch_instead_of_paying_twice(vendor_simulator):
+    from judges.models import CalibrationRun, RunChunk
+    from judges.runner import run_chunk_execute
+
+    version = gold_set_version_with(mixed_items(correct=4, wrong=2))
+    batched = simulated_version(name="batched", use_batches=True, batch_poll_s=0.05)
+    run = run_inline(gold_set_version=version, judge_versions=[batched], repeats=1)
+    chunk = RunChunk.objects.get(run=run)
+    # As if the worker died after submitting the batch, before storing what it returned.
+    Verdict.objects.filter(run=run).delete()
+    RunChunk.objects.filter(pk=chunk.pk).update(status="pending")
+    CalibrationRun.objects.filter(pk=run.pk).update(status="running")
+    assert run_chunk_execute(chunk_id=chunk.pk) == "done"
+    assert Verdict.objects.filter(run=run).count() == 6
+    assert vendor_simulator.stats["anthropic:batch_requests"] == 6
+    assert len(vendor_simulator.batches) == 1
