@@ -73,3 +73,20 @@ def test_simulate_vendor_serves_until_stopped(tmp_path):
         server.terminate()
         output, _ = server.communicate(timeout=10)
     assert "SIMULATED" in output
+
+
+def test_the_simulator_oracle_reads_gold_labels_by_fingerprint(transactional_db):
+    from judges.management.commands.simulate_vendor import gold_label_oracle
+    from labelling.models import Query
+    from probes.fingerprint import sql_fingerprint
+
+    gold = gold_set_version_with([("correct", "wrong", "missing_filter")], name="oracle")
+    query = Query.objects.get(gold_set=gold.gold_set)
+    # Labelled SQL without the marker, as real demo SQL has none.
+    query.sql = "SELECT COUNT(*) FROM orders"
+    query.fingerprint = sql_fingerprint(query.sql, "sqlite")
+    query.save()
+    oracle = gold_label_oracle()
+    truth = oracle("select count(*)   from ORDERS")
+    assert (truth.wrong, truth.error_class) == (True, "missing_filter")
+    assert oracle("SELECT 42") is None
