@@ -186,6 +186,8 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "triage-requeue-pending": {"task": "triage.requeue_pending", "schedule": 60.0},
     "triage-monitor-judges": {"task": "triage.monitor_judges", "schedule": 3600.0},
+    # A chunk whose worker died mid-run is leased again, so a killed run finishes by itself.
+    "judges-requeue-stale-chunks": {"task": "judges.requeue_stale_chunks", "schedule": 60.0},
 }
 TRIAGE_ALERT_WEBHOOK_URL = os.environ.get("TRIAGE_ALERT_WEBHOOK_URL", "")
 TRIAGE_API_MAX_BODY_BYTES = int(_positive_float("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024))

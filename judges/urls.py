@@ -1,6 +1,6 @@
 from django.urls import path
 
-from judges import views
+from judges import dashboard_views, views
 
 app_name = "judges"
 
@@ -17,9 +17,7 @@ urlpatterns = [
     path("runs/<int:pk>/resume/", views.run_resume, name="run_resume"),
 ]
 
-# The comparison dashboard (judges.dashboard_views).
-from judges import dashboard_views  # noqa: E402
-
+# The comparison dashboard.
 urlpatterns += [
     path("dashboard/", dashboard_views.dashboard_index, name="dashboard-index"),
     path("dashboard/<int:version_id>/", dashboard_views.dashboard, name="dashboard"),

@@ -69,7 +69,34 @@ class Command(BaseCommand):
         """Each app's demo loader, bottom to top: warehouse, gold set, judges, triage."""
         from labelling.demo import demo_gold_load
 
-        return [load_demo_warehouse, demo_gold_load]
+        return [load_demo_warehouse, demo_gold_load, run_demo_calibration, publish_demo_triage_policy]
+
+
+def run_demo_calibration(stdout):
+    """Register the simulated judges and finish one calibration run, so the dashboard has data."""
+    from judges.demo import run_demo_calibration as run
+
+    run_ = run()
+    if run_ is None:
+        stdout.write("demo calibration: no demo gold set, skipped")
+        return
+    stdout.write(f"demo calibration: run {run_.pk} {run_.status} ({run_.verdicts.count()} verdicts, simulated)")
+
+
+def publish_demo_triage_policy(stdout):
+    """Put the simulated judges on live traffic unless a policy already exists."""
+    from judges.demo import register_simulated_judges
+    from triage.services import current_policy, policy_publish
+
+    if current_policy() is not None:
+        stdout.write(f"triage policy: {current_policy()} already in force")
+        return
+    policy = policy_publish(
+        changes={"flag_rule": "any", "audit_share": 0.1},
+        judge_versions=register_simulated_judges(),
+        note="Demo: simulated judges, any reject flags.",
+    )
+    stdout.write(f"triage policy: {policy} published")
 
 
 def load_demo_warehouse(stdout):
