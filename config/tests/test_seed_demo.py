@@ -11,8 +11,8 @@ from config.management.commands.seed_demo import DEMO_USERS
 from config.roles import user_roles
 from judges.models import CalibrationRun
 from labelling.models import GoldSetVersion
-from triage.services import current_policy
 from probes.models import Warehouse
+from triage.services import current_policy
 
 
 @pytest.fixture
