@@ -164,7 +164,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(env("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_6
 
 # --- Celery ---------------------------------------------------------------------------
 # The default broker is kombu's filesystem transport: no server, works on a fresh machine.
-BROKER_DIR = Path(os.environ.get("DOCKET_BROKER_DIR", VAR_DIR / "broker"))
+# Tests get their own folder, so a running `make run` worker never eats their tasks.
+BROKER_DIR = Path(os.environ.get("DOCKET_BROKER_DIR", VAR_DIR / ("test-broker" if TESTING else "broker")))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("in", "processed"):
@@ -188,6 +189,8 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "triage-requeue-pending": {"task": "triage.requeue_pending", "schedule": 60.0},
     "triage-monitor-judges": {"task": "triage.monitor_judges", "schedule": 3600.0},
+    # A chunk whose worker died mid-run is leased again, so a killed run finishes by itself.
+    "judges-requeue-stale-chunks": {"task": "judges.requeue_stale_chunks", "schedule": 60.0},
 }
 TRIAGE_ALERT_WEBHOOK_URL = os.environ.get("TRIAGE_ALERT_WEBHOOK_URL", "")
 TRIAGE_API_MAX_BODY_BYTES = int(_positive_float("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024))

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from judges.models import CalibrationRun, Judge, JudgeVersion
+from judges.models import CalibrationRun, Judge, JudgeVersion, RunChunk, Verdict
 
 
 @admin.register(Judge)
@@ -19,3 +19,18 @@ class JudgeVersionAdmin(admin.ModelAdmin):
 @admin.register(CalibrationRun)
 class CalibrationRunAdmin(admin.ModelAdmin):
     list_display = ["__str__", "gold_set_version", "status", "repeats", "created_at"]
+
+
+@admin.register(Verdict)
+class VerdictAdmin(admin.ModelAdmin):
+    list_display = ["judge_version", "query_id", "run", "repeat", "decision", "cost_usd", "created_at"]
+    list_filter = ["decision"]
+
+    def has_change_permission(self, request, obj=None):
+        return False  # a verdict is a record of what a judge said; it is never edited
+
+
+@admin.register(RunChunk)
+class RunChunkAdmin(admin.ModelAdmin):
+    list_display = ["run", "judge_version", "repeat", "first_query_id", "last_query_id", "status", "done_count"]
+    list_filter = ["status"]

@@ -91,12 +91,90 @@ class CalibrationRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Progress as of the last flush of any chunk; the chunks hold the exact figures.
+    done_count = models.PositiveIntegerField(default=0)
+    error_count = models.PositiveIntegerField(default=0)
+    spent_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    # When the run was last (re)started, and how many verdicts it had then: the ETA uses
+    # only the rate since then, so time spent cancelled does not distort it.
+    resumed_at = models.DateTimeField(null=True, blank=True)
+    done_at_resume = models.PositiveIntegerField(default=0)
+    stop_reason = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(spend_cap_usd__isnull=True) | Q(spend_cap_usd__gt=0),
+                name="judges_calibrationrun_spend_cap_positive",
+            ),
+            models.CheckConstraint(condition=Q(repeats__gte=1), name="judges_calibrationrun_repeats_positive"),
+        ]
 
     def __str__(self):
         return self.label or f"run {self.pk}"
+
+    @property
+    def is_active(self):
+        return self.status in (RunStatus.PENDING, RunStatus.RUNNING)
+
+    @property
+    def is_simulated(self):
+        return self.judge_versions.filter(is_simulated=True).exists()
+
+
+class ChunkStatus(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+
+
+class RunChunk(models.Model):
+    """One unit of work of a run: a slice of gold items for one judge version and repeat.
+
+    A run is planned as chunks so it streams (a worker holds one slice at a time, never the
+    whole gold set) and resumes (a chunk knows whether it finished; its verdicts say which
+    items are already judged).
+    """
+
+    run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="chunks")
+    judge_version = models.ForeignKey(JudgeVersion, on_delete=models.PROTECT, related_name="+")
+    repeat = models.PositiveSmallIntegerField()
+    # The slice is every gold-set-version item whose query id lies in [first, last].
+    first_query_id = models.BigIntegerField()
+    last_query_id = models.BigIntegerField()
+    item_count = models.PositiveIntegerField()
+    status = models.CharField(max_length=8, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
+    # A worker holds a chunk until lease_until; an expired lease means the worker died.
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    done_count = models.PositiveIntegerField(default=0)
+    error_count = models.PositiveIntegerField(default=0)
+    spent_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    # The vendor batch (Anthropic Message Batches) this chunk was sent as, if any: a resumed
+    # chunk waits for the same batch instead of paying for a second one.
+    batch_id = models.CharField(max_length=128, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["run", "repeat", "first_query_id", "judge_version"]
+        constraints = [
+            # Planning twice (a redelivered plan task) must not create a second copy of a slice.
+            models.UniqueConstraint(
+                fields=["run", "judge_version", "repeat", "first_query_id"], name="judges_runchunk_unique_slice"
+            ),
+            models.CheckConstraint(
+                condition=Q(first_query_id__lte=models.F("last_query_id")), name="judges_runchunk_ordered_bounds"
+            ),
+            # A chunk can never claim more verdicts than it has items.
+            models.CheckConstraint(
+                condition=Q(done_count__lte=models.F("item_count")), name="judges_runchunk_done_le_items"
+            ),
+        ]
+        indexes = [models.Index(fields=["run", "status"], name="judges_runchunk_run_status")]
+
+    def __str__(self):
+        return f"{self.run} {self.judge_version} r{self.repeat} [{self.first_query_id}..{self.last_query_id}]"
 
 
 class Decision(models.TextChoices):

@@ -1,16 +1,23 @@
 from django.urls import path
 
-from judges import views
+from judges import dashboard_views, views
 
 app_name = "judges"
 
 urlpatterns = [
     path("", views.index, name="index"),
+    path("new/", views.judge_create, name="judge_create"),
+    path("<int:pk>/", views.judge_detail, name="judge_detail"),
+    path("<int:pk>/edit/", views.judge_edit, name="judge_edit"),
+    path("<int:pk>/clone/", views.judge_clone, name="judge_clone"),
+    path("<int:pk>/compare/", views.judge_compare, name="judge_compare"),
+    path("runs/new/", views.run_start, name="run_start"),
+    path("runs/<int:pk>/", views.run_detail, name="run_detail"),
+    path("runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
+    path("runs/<int:pk>/resume/", views.run_resume, name="run_resume"),
 ]
 
-# The comparison dashboard (judges.dashboard_views).
-from judges import dashboard_views  # noqa: E402
-
+# The comparison dashboard.
 urlpatterns += [
     path("dashboard/", dashboard_views.dashboard_index, name="dashboard-index"),
     path("dashboard/<int:version_id>/", dashboard_views.dashboard, name="dashboard"),

@@ -1,12 +1,157 @@
-from django.shortcuts import render
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
 
 from config.roles import ML_ENGINEER, role_required
-from judges.models import CalibrationRun, Judge
+from judges import selectors, services
+from judges.forms import JudgeCloneForm, JudgeCreateForm, JudgeVersionForm, RunResumeForm, RunStartForm
+from judges.models import CalibrationRun, Judge, JudgeVersion
+from judges.services import VERSION_FIELDS
+
+
+def _form_errors_from(form, exc: ValidationError):
+    if hasattr(exc, "error_dict"):
+        for field, errors in exc.message_dict.items():
+            form.add_error(field if field in form.fields else None, errors)
+    else:
+        form.add_error(None, exc.messages)
 
 
 @role_required(ML_ENGINEER)
 def index(request):
     """List judges and recent calibration runs."""
     judges = Judge.objects.prefetch_related("versions").order_by("name")
-    runs = CalibrationRun.objects.select_related("gold_set_version__gold_set")[:20]
-    return render(request, "judges/index.html", {"judges": judges, "runs": runs})
+    return render(request, "judges/index.html", {"judges": judges, "runs": selectors.runs_recent()})
+
+
+@role_required(ML_ENGINEER)
+def judge_create(request):
+    """Register a judge with its first version."""
+    form = JudgeCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        try:
+            judge = services.judge_create(
+                name=data.pop("name"), description=data.pop("description"), user=request.user, **data
+            )
+        except ValidationError as exc:
+            _form_errors_from(form, exc)
+        else:
+            return redirect("judges:judge_detail", pk=judge.pk)
+    return render(request, "judges/judge_form.html", {"form": form, "title": "New judge"})
+
+
+@role_required(ML_ENGINEER)
+def judge_detail(request, pk):
+    judge = selectors.judge_with_versions(pk)
+    return render(
+        request,
+        "judges/judge_detail.html",
+        {"judge": judge, "versions": judge.versions.all(), "clone_form": JudgeCloneForm()},
+    )
+
+
+@role_required(ML_ENGINEER)
+def judge_edit(request, pk):
+    """Edit a judge: saving freezes a new immutable version; old verdicts keep theirs."""
+    judge = get_object_or_404(Judge, pk=pk)
+    latest = judge.latest_version
+    initial = {f: getattr(latest, f) for f in VERSION_FIELDS} if latest else {}
+    form = JudgeVersionForm(request.POST or None, initial=initial)
+    if request.method == "POST" and form.is_valid():
+        try:
+            version = services.judge_version_create(judge=judge, user=request.user, **form.cleaned_data)
+        except ValidationError as exc:
+            _form_errors_from(form, exc)
+        else:
+            messages.success(request, f"Saved as {version}.")
+            return redirect("judges:judge_detail", pk=judge.pk)
+    return render(
+        request, "judges/judge_form.html", {"form": form, "judge": judge, "title": f"Edit {judge.name} (new version)"}
+    )
+
+
+@require_POST
+@role_required(ML_ENGINEER)
+def judge_clone(request, pk):
+    judge = get_object_or_404(Judge, pk=pk)
+    form = JudgeCloneForm(request.POST)
+    if form.is_valid():
+        try:
+            clone = services.judge_clone(judge=judge, name=form.cleaned_data["name"], user=request.user)
+        except ValidationError as exc:
+            messages.error(request, "; ".join(exc.messages))
+        else:
+            return redirect("judges:judge_detail", pk=clone.pk)
+    else:
+        messages.error(request, "; ".join(e for errors in form.errors.values() for e in errors))
+    return redirect("judges:judge_detail", pk=judge.pk)
+
+
+@role_required(ML_ENGINEER)
+def judge_compare(request, pk):
+    """Show two versions of a judge side by side (default: the two latest)."""
+    judge = selectors.judge_with_versions(pk)
+    versions = list(judge.versions.all())
+    left_number = request.GET.get("left") or (versions[1].number if len(versions) > 1 else versions[0].number)
+    right_number = request.GET.get("right") or versions[0].number
+    left = get_object_or_404(JudgeVersion, judge=judge, number=left_number)
+    right = get_object_or_404(JudgeVersion, judge=judge, number=right_number)
+    context = {
+        "judge": judge,
+        "versions": versions,
+        "left": left,
+        "right": right,
+        "rows": selectors.judge_version_diff(left, right),
+    }
+    return render(request, "judges/judge_compare.html", context)
+
+
+@role_required(ML_ENGINEER)
+def run_start(request):
+    """Start a calibration run: judge versions x gold-set version x repeats."""
+    form = RunStartForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = services.calibration_run_start(**form.cleaned_data, user=request.user)
+        except ValidationError as exc:
+            _form_errors_from(form, exc)
+        else:
+            return redirect("judges:run_detail", pk=run.pk)
+    return render(request, "judges/run_start.html", {"form": form})
+
+
+@role_required(ML_ENGINEER)
+def run_detail(request, pk):
+    """Show a run with its live progress; htmx polls the progress partial while it is active."""
+    run = get_object_or_404(CalibrationRun.objects.select_related("gold_set_version__gold_set"), pk=pk)
+    context = {"run": run, "progress": selectors.run_progress(run), "resume_form": RunResumeForm()}
+    if request.htmx:
+        return render(request, "judges/run_detail.html#progress", context)
+    context.update(counts=selectors.run_version_counts(run), errors=selectors.run_recent_errors(run))
+    return render(request, "judges/run_detail.html", context)
+
+
+@require_POST
+@role_required(ML_ENGINEER)
+def run_cancel(request, pk):
+    run = get_object_or_404(CalibrationRun, pk=pk)
+    try:
+        services.calibration_run_cancel(run=run)
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    return redirect("judges:run_detail", pk=run.pk)
+
+
+@require_POST
+@role_required(ML_ENGINEER)
+def run_resume(request, pk):
+    run = get_object_or_404(CalibrationRun, pk=pk)
+    form = RunResumeForm(request.POST)
+    if form.is_valid():
+        try:
+            services.calibration_run_resume(run=run, spend_cap_usd=form.cleaned_data["spend_cap_usd"])
+        except ValidationError as exc:
+            messages.error(request, "; ".join(exc.messages))
+    return redirect("judges:run_detail", pk=run.pk)

@@ -322,9 +322,10 @@ RESOLUTION_TO_LABEL = {
 @transaction.atomic
 def triage_item_resolve(*, item_id: int, analyst, resolution: str, error_class: str = "", note: str = ""):
     """Record an analyst's decision on an item they hold, as a `triage` label on its query."""
-    from labelling.models import ErrorClass, Label, LabelSource
+    from labelling.models import ErrorClass, LabelSource
+    from labelling.services import label_create
 
-    item = TriageItem.objects.select_for_update().get(pk=item_id)
+    item = TriageItem.objects.select_for_update().select_related("query").get(pk=item_id)
     now = timezone.now()
     holds_claim = item.status == TriageStatus.CLAIMED and item.assignee_id == analyst.pk
     if not holds_claim and not (has_role(analyst, ADMIN) and item.status != TriageStatus.RESOLVED):
@@ -336,17 +337,15 @@ def triage_item_resolve(*, item_id: int, analyst, resolution: str, error_class: 
             raise ValidationError({"error_class": "Confirmed wrong needs an error class."})
     else:
         error_class = ""
-    Label.objects.filter(query_id=item.query_id, labeller=analyst, is_current=True).update(is_current=False)
-    label = Label(
-        query_id=item.query_id,
+    # One implementation of label history: the labelling service supersedes and counts.
+    label = label_create(
+        query=item.query,
         labeller=analyst,
         decision=RESOLUTION_TO_LABEL[resolution],
         error_class=error_class,
         note=note,
         source=LabelSource.TRIAGE,
     )
-    label.full_clean()
-    label.save()
     started = item.claimed_at or item.created_at
     item.status = TriageStatus.RESOLVED
     item.resolution = resolution
@@ -373,15 +372,15 @@ def triage_item_resolve(*, item_id: int, analyst, resolution: str, error_class: 
 @transaction.atomic
 def triage_item_reopen(*, item_id: int, admin, note: str = "") -> TriageItem:
     """Reverse a resolution (admin only): its label becomes history, the item returns to the queue."""
-    from labelling.models import Label
+    from labelling.services import label_undo
 
     if not has_role(admin, ADMIN):
         raise PermissionDenied("Only an admin can reopen a resolved item.")
     item = TriageItem.objects.select_for_update().get(pk=item_id)
     if item.status != TriageStatus.RESOLVED:
         raise ValidationError("Only a resolved item can be reopened.")
-    if item.label_id:
-        Label.objects.filter(pk=item.label_id).update(is_current=False)
+    if item.label_id and item.label.is_current:
+        label_undo(label=item.label)
     ResolutionEvent.objects.create(
         item=item, actor=admin, action=ResolutionEvent.Action.REOPENED, resolution=item.resolution, note=note
     )

@@ -7,9 +7,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from config.management.commands.seed_demo import DEMO_USERS
+from config.management.commands.seed_demo import DEMO_LIVE_COUNT, DEMO_USERS
 from config.roles import user_roles
+from judges.models import CalibrationRun
+from labelling.models import GoldSetVersion, Query
 from probes.models import Warehouse
+from triage.models import LiveQuery
+from triage.services import current_policy
 
 
 @pytest.fixture
@@ -20,7 +24,7 @@ def isolated_var(tmp_path, settings):
 
 
 @pytest.mark.django_db
-def test_seed_demo_creates_one_user_per_role_and_the_demo_warehouse(isolated_var, capsys, monkeypatch):
+def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, capsys, monkeypatch):
     monkeypatch.setenv("DOCKET_DEMO_PASSWORD", "demo-pass-123")
     call_command("seed_demo")
     out = capsys.readouterr().out
@@ -32,12 +36,24 @@ def test_seed_demo_creates_one_user_per_role_and_the_demo_warehouse(isolated_var
     warehouse = Warehouse.objects.get(name="demo")
     assert warehouse.dialect == "sqlite"
     assert "demo" in json.loads(settings.WAREHOUSES_FILE.read_text())
+    version = GoldSetVersion.objects.get(gold_set__name="demo")
+    assert version.items.count() >= 200
+    assert version.items.filter(decision="wrong").count() >= 40
+    run = CalibrationRun.objects.get(label="demo")
+    assert run.status == "completed"
+    judge_count = run.judge_versions.count()
+    assert judge_count >= 2
+    assert run.verdicts.count() == judge_count * version.items.count() * run.repeats
+    assert all(jv.is_simulated for jv in run.judge_versions.all())
+    assert set(current_policy().judge_versions.all()) == set(run.judge_versions.all())
+    live = Query.objects.filter(source="live")
+    assert live.count() == DEMO_LIVE_COUNT
+    assert LiveQuery.objects.filter(query__in=live).count() == DEMO_LIVE_COUNT
 
-
-@pytest.mark.django_db
-def test_seed_demo_is_idempotent(isolated_var, monkeypatch):
-    monkeypatch.setenv("DOCKET_DEMO_PASSWORD", "demo-pass-123")
-    call_command("seed_demo", quiet_logins=True)
+    # A second run (every `make run` does one) changes nothing.
     call_command("seed_demo", quiet_logins=True)
     assert get_user_model().objects.filter(username__startswith="demo-").count() == len(DEMO_USERS)
     assert Warehouse.objects.filter(name="demo").count() == 1
+    assert GoldSetVersion.objects.filter(gold_set__name="demo").count() == 1
+    assert CalibrationRun.objects.filter(label="demo").count() == 1
+    assert Query.objects.filter(source="live").count() == DEMO_LIVE_COUNT

@@ -67,7 +67,42 @@ class Command(BaseCommand):
 
     def demo_steps(self):
         """Each app's demo loader, bottom to top: warehouse, gold set, judges, triage."""
-        return [load_demo_warehouse]
+        from labelling.demo import demo_gold_load
+
+        return [
+            load_demo_warehouse,
+            demo_gold_load,
+            run_demo_calibration,
+            publish_demo_triage_policy,
+            ingest_demo_live_traffic,
+        ]
+
+
+def run_demo_calibration(stdout):
+    """Register the simulated judges and finish one calibration run, so the dashboard has data."""
+    from judges.demo import run_demo_calibration as run
+
+    run_ = run()
+    if run_ is None:
+        stdout.write("demo calibration: no demo gold set, skipped")
+        return
+    stdout.write(f"demo calibration: run {run_.pk} {run_.status} ({run_.verdicts.count()} verdicts, simulated)")
+
+
+def publish_demo_triage_policy(stdout):
+    """Put the simulated judges on live traffic unless a policy already exists."""
+    from judges.demo import register_simulated_judges
+    from triage.services import current_policy, policy_publish
+
+    if current_policy() is not None:
+        stdout.write(f"triage policy: {current_policy()} already in force")
+        return
+    policy = policy_publish(
+        changes={"flag_rule": "any", "audit_share": 0.1},
+        judge_versions=register_simulated_judges(),
+        note="Demo: simulated judges, any reject flags.",
+    )
+    stdout.write(f"triage policy: {policy} published")
 
 
 def load_demo_warehouse(stdout):
@@ -80,3 +115,34 @@ def load_demo_warehouse(stdout):
         stdout.write(f"demo warehouse built: {sum(counts.values())} rows in {len(counts)} tables")
     register_demo_warehouse(str(path))
     stdout.write(f"demo warehouse registered as `{DEMO_WAREHOUSE_NAME}`")
+
+
+DEMO_LIVE_COUNT = 40
+
+
+def ingest_demo_live_traffic(stdout):
+    """Replay a slice of the demo gold set as live traffic, so the analyst's queue has work.
+
+    Ingested like any API post (idempotent on external id); the worker started by
+    `make run` judges them with the simulated judges and probes.
+    """
+    from labelling.models import Query
+    from triage.services import live_queries_ingest
+
+    gold = Query.objects.filter(gold_set__name="demo").order_by("external_id")[:DEMO_LIVE_COUNT]
+    rows = [
+        {
+            "external_id": f"live-{query.external_id}",
+            "question": query.question,
+            "sql": query.sql,
+            "warehouse": "demo",
+            "metadata": {"generator": "demo replay"},
+        }
+        for query in gold
+    ]
+    if not rows:
+        stdout.write("demo live traffic: no demo gold set, skipped")
+        return
+    ingested = live_queries_ingest(rows=rows)
+    fresh = sum(1 for entry in ingested if entry.created)
+    stdout.write(f"demo live traffic: {fresh} new live queries queued for judging ({len(rows) - fresh} already there)")

@@ -1,0 +1,203 @@
+"""Claude through the official `anthropic` SDK: a forced tool call whose input is the verdict."""
+
+from __future__ import annotations
+
+import time
+
+from judges.backends.base import (
+    HYPOTHESES_SCHEMA,
+    HYPOTHESES_TOOL_NAME,
+    VERDICT_SCHEMA,
+    VERDICT_TOOL_NAME,
+    JudgeBackend,
+    MalformedAnswer,
+    VerdictResult,
+    instructions_for,
+    parse_hypotheses_answer,
+    parse_verdict,
+    render_query_message,
+    token_cost,
+)
+from judges.backends.policy import CallPolicy, VendorCallFailed, call_with_policy, vendor_pool
+from judges.backends.vendors import anthropic_endpoint, cached_client
+
+
+class AnthropicBackend(JudgeBackend):
+    concurrent = True
+    client_kind = "anthropic"
+
+    def __init__(self, judge_version, *, hypotheses: bool = False):
+        super().__init__(judge_version)
+        self.hypotheses = hypotheses
+        self.endpoint = anthropic_endpoint(self.config)
+        self.policy = CallPolicy.from_config(self.config)
+        self.timeout_s = float(self.config.get("timeout_s", 60))
+        self.pool = vendor_pool(
+            self.vendor_key(),
+            concurrency=int(self.config.get("concurrency", 8)),
+            rpm=self.config.get("rpm"),
+            tpm=self.config.get("tpm"),
+        )
+
+    def vendor_key(self) -> str:
+        return f"anthropic:{self.endpoint.base_url}"
+
+    @property
+    def tool(self) -> dict:
+        if self.hypotheses:
+            return {
+                "name": HYPOTHESES_TOOL_NAME,
+                "description": "Record machine-checkable hypotheses about the SQL.",
+                "input_schema": HYPOTHESES_SCHEMA,
+            }
+        return {
+            "name": VERDICT_TOOL_NAME,
+            "description": "Record the verdict on the SQL.",
+            "input_schema": VERDICT_SCHEMA,
+        }
+
+    def request(self, query) -> dict:
+        """Build the Messages request: cached static part (tool + instructions), then the query."""
+        tool = self.tool
+        return {
+            "model": self.judge_version.model,
+            "max_tokens": self.judge_version.max_tokens,
+            # No temperature: this SDK's Messages API no longer takes one (the version keeps
+            # it for the record and for OpenAI-compatible servers).
+            "system": [
+                {
+                    "type": "text",
+                    "text": instructions_for(self.judge_version, hypotheses=self.hypotheses),
+                    # Everything up to here (tools, then system) is identical for every
+                    # query of this version: cache it.
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+            "tools": [tool],
+            "tool_choice": {"type": "tool", "name": tool["name"]},
+            "messages": [{"role": "user", "content": render_query_message(query)}],
+        }
+
+    def judge(self, query) -> VerdictResult:
+        import anthropic
+
+        request = self.request(query)
+        client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
+        started = time.perf_counter()
+        context = {"simulated": self.endpoint.simulated or self.judge_version.is_simulated, "backend": "anthropic"}
+        try:
+            message, attempts = call_with_policy(
+                lambda: client.messages.create(**request),
+                pool=self.pool,
+                policy=self.policy,
+                estimated_tokens=len(request["messages"][0]["content"]) // 4 + request["max_tokens"],
+                transient_errors=(anthropic.APITimeoutError, anthropic.APIConnectionError),
+            )
+        except VendorCallFailed as exc:
+            context["attempts"] = exc.attempts
+            return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context)
+        context["attempts"] = attempts
+        return self.result_from(message, latency_ms=_ms(started), context=context)
+
+    @property
+    def use_batches(self) -> bool:
+        """Send calibration chunks through the Message Batches API (half price, slower)."""
+        return bool(self.config.get("use_batches")) and not self.hypotheses
+
+    def batch_submit(self, queries) -> str:
+        """Create one Message Batch for the queries (custom_id = q<query id>); return its id."""
+        import anthropic
+
+        client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
+        requests = [{"custom_id": f"q{query.pk}", "params": self.request(query)} for query in queries]
+        batch, _ = call_with_policy(
+            lambda: client.messages.batches.create(requests=requests),
+            pool=self.pool,
+            policy=self.policy,
+            estimated_tokens=0,
+            transient_errors=(anthropic.APITimeoutError, anthropic.APIConnectionError),
+        )
+        return batch.id
+
+    def batch_results(self, batch_id: str, *, while_waiting):
+        """Wait for the batch to end (calling while_waiting between polls); yield (query id, result).
+
+        `while_waiting()` returns True to stop waiting (the run was stopped).
+        """
+        import anthropic
+
+        client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
+        transient = (anthropic.APITimeoutError, anthropic.APIConnectionError)
+        poll_s = float(self.config.get("batch_poll_s", 5))
+        started = time.perf_counter()
+        while True:
+            batch, _ = call_with_policy(
+                lambda: client.messages.batches.retrieve(batch_id),
+                pool=self.pool,
+                policy=self.policy,
+                estimated_tokens=0,
+                transient_errors=transient,
+            )
+            if batch.processing_status == "ended":
+                break
+            if while_waiting():
+                return
+            time.sleep(poll_s)
+        latency_ms = _ms(started)
+        context = {"simulated": self.endpoint.simulated or self.judge_version.is_simulated, "backend": "anthropic"}
+        for item in client.messages.batches.results(batch_id):
+            query_id = int(item.custom_id.removeprefix("q"))
+            item_context = {**context, "batch_id": batch_id}
+            if item.result.type == "succeeded":
+                # Batches are billed at half the standard price.
+                yield (
+                    query_id,
+                    self.result_from(item.result.message, latency_ms=latency_ms, context=item_context, discount=0.5),
+                )
+            else:
+                detail = item.result.model_dump(mode="json")
+                yield (
+                    query_id,
+                    VerdictResult.error(f"batch request {item.result.type}: {detail}"[:2000], context=item_context),
+                )
+
+    def result_from(self, message, *, latency_ms: float, context: dict, discount=1) -> VerdictResult:
+        """Turn a Message into a result: usage and cost always, the verdict if well-formed."""
+        raw = message.model_dump(mode="json") if hasattr(message, "model_dump") else dict(message)
+        usage = raw.get("usage") or {}
+        tokens = {
+            "input_tokens": usage.get("input_tokens") or 0,
+            "output_tokens": usage.get("output_tokens") or 0,
+            "cache_read_tokens": usage.get("cache_read_input_tokens") or 0,
+            "cache_write_tokens": usage.get("cache_creation_input_tokens") or 0,
+        }
+        common = {
+            **tokens,
+            "cost_usd": token_cost(self.judge_version, discount=discount, **tokens),
+            "latency_ms": latency_ms,
+            "model_reported": raw.get("model") or "",
+            "raw_response": raw,
+            "context": context,
+        }
+        try:
+            tool_input = _tool_input(raw, self.tool["name"])
+            if self.hypotheses:
+                answer = parse_hypotheses_answer(tool_input)
+                return VerdictResult(
+                    decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common
+                )
+            verdict = parse_verdict(tool_input)
+        except MalformedAnswer as exc:
+            return VerdictResult.error(f"malformed answer: {exc}", **common)
+        return VerdictResult(**verdict, **common)
+
+
+def _tool_input(raw: dict, tool_name: str):
+    for block in raw.get("content") or []:
+        if block.get("type") == "tool_use" and block.get("name") == tool_name:
+            return block.get("input")
+    raise MalformedAnswer(f"no {tool_name} tool call in the answer (stop_reason={raw.get('stop_reason')!r})")
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)

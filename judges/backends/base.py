@@ -1,0 +1,246 @@
+"""What every judge backend shares: the verdict it returns, the schema it asks for, costs.
+
+A backend turns one query into one `VerdictResult`. A vendor fault (rate limit that never
+clears, 5xx after bounded retries, timeout, malformed answer) is a result with decision
+`error` and the reason, never an exception and never a reject.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from judges.models import Decision
+from labelling.models import ErrorClass
+
+# One list of error classes, shared with labels (labelling.models.ErrorClass).
+ERROR_CLASSES = list(ErrorClass.values)
+
+VERDICT_TOOL_NAME = "record_verdict"
+HYPOTHESES_TOOL_NAME = "record_hypotheses"
+
+# The fan-out hypothesis (probes issue / seed 003): the judge names the table it thinks
+# multiplies rows and the key that should be unique; a probe then counts.
+FANOUT_HYPOTHESIS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "suspected": {"type": "boolean"},
+        "join_table": {"type": ["string", "null"]},
+        "grain_key": {"type": ["string", "null"]},
+        "probe_sql": {
+            "type": ["string", "null"],
+            "description": "A single SELECT comparing COUNT(*) to COUNT(DISTINCT key).",
+        },
+    },
+    "required": ["suspected"],
+}
+
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "decision": {"type": "string", "enum": ["accept", "reject"]},
+        "reason": {"type": "string"},
+        "error_class": {"type": "string", "enum": [*ERROR_CLASSES, ""]},
+        "hypotheses": {"type": "array", "items": FANOUT_HYPOTHESIS_SCHEMA},
+    },
+    "required": ["decision", "reason"],
+}
+
+HYPOTHESES_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "reason": {"type": "string"},
+        "hypotheses": {"type": "array", "items": FANOUT_HYPOTHESIS_SCHEMA},
+    },
+    "required": ["hypotheses"],
+}
+
+DEFAULT_INSTRUCTIONS = (
+    """You review SQL that another model wrote to answer an analyst's question.
+Decide whether the SQL correctly answers the question against the schema shown.
+Reject only when you can name what is wrong; say which error class it is:
+"""
+    + ", ".join(ERROR_CLASSES)
+    + """.
+Answer only by calling the tool you are given."""
+)
+
+DEFAULT_HYPOTHESIS_INSTRUCTIONS = """You review SQL that another model wrote to answer an analyst's question.
+Do not give a verdict. If you suspect a join multiplies rows (fan-out), state it as a
+hypothesis: the joined table, the key that should be unique per fact row, and one SELECT
+that compares COUNT(*) with COUNT(DISTINCT key) over the same joins. If you suspect
+nothing, return a hypothesis with suspected=false. Answer only by calling the tool."""
+
+
+class MalformedAnswer(ValueError):
+    """The model answered, but not in the shape the verdict schema demands."""
+
+
+@dataclass
+class VerdictResult:
+    decision: str
+    reason: str = ""
+    error_class: str = ""
+    hypotheses: list = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: Decimal = Decimal("0")
+    latency_ms: float = 0.0
+    model_reported: str = ""
+    raw_response: dict = field(default_factory=dict)
+    context: dict = field(default_factory=dict)
+
+    @classmethod
+    def error(cls, reason: str, **extra) -> VerdictResult:
+        return cls(decision=Decision.ERROR, reason=reason, **extra)
+
+    @property
+    def is_error(self) -> bool:
+        return self.decision == Decision.ERROR
+
+    def verdict_fields(self) -> dict:
+        """Return the Verdict model fields this result fills."""
+        return {
+            "decision": self.decision,
+            "reason": self.reason[:10_000],
+            "error_class_guess": self.error_class if self.decision == Decision.REJECT else "",
+            "hypotheses": self.hypotheses,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cost_usd": self.cost_usd,
+            "latency_ms": self.latency_ms,
+            "model_reported": self.model_reported[:128],
+            "raw_response": self.raw_response,
+            "context": self.context,
+        }
+
+
+class JudgeBackend:
+    """One small interface: `judge(query) -> VerdictResult`.
+
+    `concurrent` says whether calls may run on many threads at once (vendor calls) or
+    must run on the calling thread (checks that read the database).
+    """
+
+    concurrent = False
+
+    def __init__(self, judge_version):
+        self.judge_version = judge_version
+        self.config = judge_version.config or {}
+
+    def judge(self, query) -> VerdictResult:
+        raise NotImplementedError
+
+    def vendor_key(self) -> str:
+        """Name the pool of capacity this backend draws on (for concurrency and rate limits)."""
+        return f"{self.judge_version.backend}:{self.judge_version.pk}"
+
+
+def render_query_message(query) -> str:
+    """Render the per-query part of the prompt (the static part is cached separately)."""
+    schema = (query.metadata or {}).get("schema_slice", "") if hasattr(query, "metadata") else ""
+    parts = [
+        f"<question>\n{query.question}\n</question>",
+        f'<sql dialect="{query.dialect}">\n{query.sql}\n</sql>',
+    ]
+    if schema:
+        parts.append(f"<schema>\n{schema}\n</schema>")
+    return "\n".join(parts)
+
+
+def instructions_for(judge_version, *, hypotheses: bool = False) -> str:
+    template = (judge_version.prompt_template or "").strip()
+    if template:
+        return template
+    return DEFAULT_HYPOTHESIS_INSTRUCTIONS if hypotheses else DEFAULT_INSTRUCTIONS
+
+
+def _optional_str(value, name):
+    if value is None or isinstance(value, str):
+        return value
+    raise MalformedAnswer(f"{name} must be a string or null, got {type(value).__name__}")
+
+
+def parse_hypotheses(raw) -> list[dict]:
+    """Validate a list of fan-out hypotheses; raise MalformedAnswer naming the bad field."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise MalformedAnswer("hypotheses must be a list")
+    parsed = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict) or not isinstance(item.get("suspected"), bool):
+            raise MalformedAnswer(f"hypotheses[{index}].suspected must be a boolean")
+        parsed.append(
+            {
+                "suspected": item["suspected"],
+                "join_table": _optional_str(item.get("join_table"), f"hypotheses[{index}].join_table"),
+                "grain_key": _optional_str(item.get("grain_key"), f"hypotheses[{index}].grain_key"),
+                "probe_sql": _optional_str(item.get("probe_sql"), f"hypotheses[{index}].probe_sql"),
+            }
+        )
+    return parsed
+
+
+def parse_verdict(payload) -> dict:
+    """Validate a verdict object from a model; raise MalformedAnswer naming the bad field."""
+    if isinstance(payload, str):
+        try:
+            payload = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise MalformedAnswer(f"answer is not JSON: {exc.msg} at position {exc.pos}") from exc
+    if not isinstance(payload, dict):
+        raise MalformedAnswer("answer is not an object")
+    decision = payload.get("decision")
+    if decision not in (Decision.ACCEPT, Decision.REJECT):
+        raise MalformedAnswer(f"decision must be accept or reject, got {decision!r}")
+    reason = payload.get("reason", "")
+    if not isinstance(reason, str):
+        raise MalformedAnswer("reason must be a string")
+    error_class = payload.get("error_class") or ""
+    if error_class not in ERROR_CLASSES and error_class != "":
+        raise MalformedAnswer(f"error_class {error_class!r} is not one of the known classes")
+    if decision == Decision.REJECT and not error_class:
+        error_class = "other"
+    return {
+        "decision": decision,
+        "reason": reason,
+        "error_class": error_class,
+        "hypotheses": parse_hypotheses(payload.get("hypotheses")),
+    }
+
+
+def parse_hypotheses_answer(payload) -> dict:
+    if isinstance(payload, str):
+        try:
+            payload = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise MalformedAnswer(f"answer is not JSON: {exc.msg}") from exc
+    if not isinstance(payload, dict) or "hypotheses" not in payload:
+        raise MalformedAnswer("answer has no hypotheses")
+    reason = payload.get("reason", "")
+    if not isinstance(reason, str):
+        raise MalformedAnswer("reason must be a string")
+    return {"reason": reason, "hypotheses": parse_hypotheses(payload["hypotheses"])}
+
+
+MTOK = Decimal(1_000_000)
+
+
+def token_cost(
+    judge_version, *, input_tokens=0, output_tokens=0, cache_read_tokens=0, cache_write_tokens=0, discount=1
+):
+    """Price one call in USD from the version's per-million-token prices."""
+    jv = judge_version
+    cost = (
+        Decimal(input_tokens) * jv.price_input_per_mtok
+        + Decimal(output_tokens) * jv.price_output_per_mtok
+        + Decimal(cache_read_tokens) * jv.price_cache_read_per_mtok
+        + Decimal(cache_write_tokens) * jv.price_cache_write_per_mtok
+    ) / MTOK
+    return (cost * Decimal(str(discount))).quantize(Decimal("0.00000001"))

@@ -1,0 +1,155 @@
+"""Any OpenAI-compatible server (OpenAI, vLLM, Ollama...) through the official `openai` SDK.
+
+Structured output is a forced function call by default, or a JSON-schema response format
+when the version's config says `"structured": "json_schema"`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from judges.backends.anthropic_backend import _ms
+from judges.backends.base import (
+    HYPOTHESES_SCHEMA,
+    HYPOTHESES_TOOL_NAME,
+    VERDICT_SCHEMA,
+    VERDICT_TOOL_NAME,
+    JudgeBackend,
+    MalformedAnswer,
+    VerdictResult,
+    instructions_for,
+    parse_hypotheses_answer,
+    parse_verdict,
+    render_query_message,
+    token_cost,
+)
+from judges.backends.policy import CallPolicy, VendorCallFailed, call_with_policy, vendor_pool
+from judges.backends.vendors import cached_client, openai_endpoint
+
+
+class OpenAICompatibleBackend(JudgeBackend):
+    concurrent = True
+
+    def __init__(self, judge_version, *, hypotheses: bool = False):
+        super().__init__(judge_version)
+        self.hypotheses = hypotheses
+        self.endpoint = openai_endpoint(self.config)
+        self.policy = CallPolicy.from_config(self.config)
+        self.timeout_s = float(self.config.get("timeout_s", 60))
+        self.structured = self.config.get("structured", "tool")
+        self.pool = vendor_pool(
+            self.vendor_key(),
+            concurrency=int(self.config.get("concurrency", 8)),
+            rpm=self.config.get("rpm"),
+            tpm=self.config.get("tpm"),
+        )
+
+    def vendor_key(self) -> str:
+        return f"openai:{self.endpoint.base_url}"
+
+    @property
+    def tool_name(self) -> str:
+        return HYPOTHESES_TOOL_NAME if self.hypotheses else VERDICT_TOOL_NAME
+
+    @property
+    def schema(self) -> dict:
+        return HYPOTHESES_SCHEMA if self.hypotheses else VERDICT_SCHEMA
+
+    def request(self, query) -> dict:
+        # The static part goes first so servers with automatic prefix caching reuse it.
+        request = {
+            "model": self.judge_version.model,
+            "max_tokens": self.judge_version.max_tokens,
+            "temperature": self.judge_version.temperature,
+            "messages": [
+                {"role": "system", "content": instructions_for(self.judge_version, hypotheses=self.hypotheses)},
+                {"role": "user", "content": render_query_message(query)},
+            ],
+        }
+        if self.structured == "json_schema":
+            request["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": self.tool_name, "schema": self.schema},
+            }
+        else:
+            request["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": self.tool_name,
+                        "description": "Record the answer.",
+                        "parameters": self.schema,
+                    },
+                }
+            ]
+            request["tool_choice"] = {"type": "function", "function": {"name": self.tool_name}}
+        return request
+
+    def judge(self, query) -> VerdictResult:
+        import openai
+
+        request = self.request(query)
+        client = cached_client("openai", self.endpoint, self.timeout_s)
+        started = time.perf_counter()
+        context = {
+            "simulated": self.endpoint.simulated or self.judge_version.is_simulated,
+            "backend": "openai_compatible",
+        }
+        try:
+            completion, attempts = call_with_policy(
+                lambda: client.chat.completions.create(**request),
+                pool=self.pool,
+                policy=self.policy,
+                estimated_tokens=len(request["messages"][1]["content"]) // 4 + request["max_tokens"],
+                transient_errors=(openai.APITimeoutError, openai.APIConnectionError),
+            )
+        except VendorCallFailed as exc:
+            context["attempts"] = exc.attempts
+            return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context)
+        context["attempts"] = attempts
+        return self.result_from(completion, latency_ms=_ms(started), context=context)
+
+    def result_from(self, completion, *, latency_ms: float, context: dict) -> VerdictResult:
+        raw = completion.model_dump(mode="json")
+        usage = raw.get("usage") or {}
+        cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
+        tokens = {
+            "input_tokens": max(0, (usage.get("prompt_tokens") or 0) - cached),
+            "output_tokens": usage.get("completion_tokens") or 0,
+            "cache_read_tokens": cached,
+            "cache_write_tokens": 0,
+        }
+        common = {
+            **tokens,
+            "cost_usd": token_cost(self.judge_version, **tokens),
+            "latency_ms": latency_ms,
+            "model_reported": raw.get("model") or "",
+            "raw_response": raw,
+            "context": context,
+        }
+        try:
+            payload = self._payload(raw)
+            if self.hypotheses:
+                answer = parse_hypotheses_answer(payload)
+                return VerdictResult(
+                    decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common
+                )
+            verdict = parse_verdict(payload)
+        except MalformedAnswer as exc:
+            return VerdictResult.error(f"malformed answer: {exc}", **common)
+        return VerdictResult(**verdict, **common)
+
+    def _payload(self, raw: dict):
+        choices = raw.get("choices") or []
+        if not choices:
+            raise MalformedAnswer("no choices in the answer")
+        message = choices[0].get("message") or {}
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {}
+            if function.get("name") == self.tool_name:
+                return function.get("arguments") or ""
+        if self.structured == "json_schema" and message.get("content"):
+            return message["content"]
+        raise MalformedAnswer(
+            f"no {self.tool_name} call in the answer (finish_reason={choices[0].get('finish_reason')!r})"
+        )

@@ -1,0 +1,177 @@
+"""How vendor calls are paced and retried (seed 001: a rate limit is not a model problem).
+
+- Each vendor pool has a concurrency limit and optional requests-per-minute and
+  tokens-per-minute budgets, shared by every thread in the process.
+- 429 and 529 (overloaded) back off, honouring retry-after, pause the whole pool, and
+  retry without counting against the attempt budget, up to a patience limit.
+- 5xx, timeouts and dropped connections retry a bounded number of times.
+- Anything else, or what still fails, becomes an `error` verdict with the reason.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+
+RATE_LIMIT_STATUSES = {429, 529}
+
+
+class TokenBucket:
+    """Refill `rate_per_minute` units per minute; `take(n)` blocks until n are available."""
+
+    def __init__(self, rate_per_minute: float):
+        self.capacity = float(rate_per_minute)
+        self.per_second = float(rate_per_minute) / 60.0
+        self.available = self.capacity
+        self.updated = time.monotonic()
+        self.lock = threading.Lock()
+
+    def take(self, units: float = 1.0) -> None:
+        units = min(units, self.capacity)
+        while True:
+            with self.lock:
+                now = time.monotonic()
+                self.available = min(self.capacity, self.available + (now - self.updated) * self.per_second)
+                self.updated = now
+                if self.available >= units:
+                    self.available -= units
+                    return
+                wait = (units - self.available) / self.per_second
+            time.sleep(min(wait, 1.0))
+
+
+class VendorPool:
+    """Capacity of one vendor endpoint in this process: a semaphore plus RPM/TPM buckets."""
+
+    def __init__(self, concurrency: int, rpm: float | None = None, tpm: float | None = None):
+        self.concurrency = max(1, int(concurrency))
+        self.slots = threading.BoundedSemaphore(self.concurrency)
+        self.requests = TokenBucket(rpm) if rpm else None
+        self.tokens = TokenBucket(tpm) if tpm else None
+        self.paused_until = 0.0
+        self.lock = threading.Lock()
+
+    def pause(self, seconds: float) -> None:
+        """Hold every thread of this pool back after a 429, so they do not pile on."""
+        with self.lock:
+            self.paused_until = max(self.paused_until, time.monotonic() + seconds)
+
+    def wait_until_unpaused(self) -> None:
+        while True:
+            delay = self.paused_until - time.monotonic()
+            if delay <= 0:
+                return
+            time.sleep(min(delay, 1.0))
+
+    def admit(self, estimated_tokens: int) -> None:
+        self.wait_until_unpaused()
+        if self.requests:
+            self.requests.take(1)
+        if self.tokens:
+            self.tokens.take(estimated_tokens)
+
+
+_pools: dict[str, VendorPool] = {}
+_pools_lock = threading.Lock()
+
+
+def vendor_pool(key: str, *, concurrency: int, rpm=None, tpm=None) -> VendorPool:
+    """Return the process-wide pool for `key`, creating it on first use."""
+    with _pools_lock:
+        pool = _pools.get(key)
+        if pool is None or pool.concurrency != max(1, int(concurrency)):
+            pool = _pools[key] = VendorPool(concurrency, rpm, tpm)
+        return pool
+
+
+@dataclass
+class CallPolicy:
+    max_retries: int = 3  # for 5xx / timeout / connection errors
+    base_delay_s: float = 0.5
+    max_delay_s: float = 30.0
+    rate_limit_patience_s: float = 600.0  # total time we wait out 429/529 before giving up
+
+    @classmethod
+    def from_config(cls, config: dict) -> CallPolicy:
+        return cls(
+            max_retries=int(config.get("max_retries", 3)),
+            base_delay_s=float(config.get("retry_base_delay_s", 0.5)),
+            max_delay_s=float(config.get("retry_max_delay_s", 30.0)),
+            rate_limit_patience_s=float(config.get("rate_limit_patience_s", 600.0)),
+        )
+
+    def backoff(self, attempt: int) -> float:
+        delay = min(self.max_delay_s, self.base_delay_s * (2**attempt))
+        return delay * (0.5 + random.random() / 2)
+
+
+class VendorCallFailed(Exception):
+    """A call that failed for good; the message is the reason the error verdict carries."""
+
+    def __init__(self, reason: str, *, attempts: dict):
+        super().__init__(reason)
+        self.reason = reason
+        self.attempts = attempts
+
+
+def retry_after_seconds(exc) -> float | None:
+    """Read retry-after-ms / retry-after from an SDK status error's response."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw:
+            try:
+                return max(0.0, float(raw) * scale)
+            except ValueError:
+                continue
+    return None
+
+
+def call_with_policy(call, *, pool: VendorPool, policy: CallPolicy, estimated_tokens: int, transient_errors: tuple):
+    """Run `call()` under the pool's limits; return (result, attempts) or raise VendorCallFailed.
+
+    `transient_errors` are the SDK's timeout/connection exception classes.
+    """
+    attempts = {"calls": 0, "rate_limited": 0, "retried": 0, "waited_s": 0.0}
+    failures = 0
+    rate_limit_started = None
+    while True:
+        pool.admit(estimated_tokens)
+        attempts["calls"] += 1
+        with pool.slots:
+            try:
+                return call(), attempts
+            except transient_errors as exc:
+                failure, status = exc, None
+                reason = f"{type(exc).__name__}: {exc}"
+            except Exception as exc:  # noqa: BLE001 - classified below, re-raised if unknown
+                failure, status = exc, getattr(exc, "status_code", None)
+                if status is None:
+                    raise
+                reason = f"HTTP {status} {type(exc).__name__}: {str(exc)[:300]}"
+        if status in RATE_LIMIT_STATUSES:
+            # Throttling is the vendor's pacing, not a verdict: wait and retry, uncounted.
+            now = time.monotonic()
+            rate_limit_started = rate_limit_started or now
+            wait = retry_after_seconds(failure) or policy.backoff(attempts["rate_limited"])
+            if now - rate_limit_started + wait > policy.rate_limit_patience_s:
+                raise VendorCallFailed(
+                    f"rate limited for over {policy.rate_limit_patience_s:.0f}s: {reason}", attempts=attempts
+                )
+            attempts["rate_limited"] += 1
+            attempts["waited_s"] += wait
+            pool.pause(wait)
+            continue
+        if status is None or status >= 500 or status == 408:
+            if failures >= policy.max_retries:
+                raise VendorCallFailed(f"gave up after {failures + 1} attempts: {reason}", attempts=attempts)
+            wait = policy.backoff(failures)
+            failures += 1
+            attempts["retried"] += 1
+            attempts["waited_s"] += wait
+            time.sleep(wait)
+            continue
+        raise VendorCallFailed(reason, attempts=attempts)

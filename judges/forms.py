@@ -1,0 +1,56 @@
+from django import forms
+
+from judges.models import Backend, JudgeVersion
+from judges.services import VERSION_FIELDS
+from labelling.models import GoldSetVersion
+
+VERSION_WIDGETS = {
+    "prompt_template": forms.Textarea(attrs={"rows": 8, "placeholder": "Leave empty for the built-in instructions."}),
+}
+
+
+class JudgeVersionForm(forms.ModelForm):
+    """The frozen part of a judge; saving it always makes a new version."""
+
+    config = forms.JSONField(
+        required=False,
+        initial=dict,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text='JSON, e.g. {"base_url": "...", "concurrency": 16, "api_key_env": "MY_KEY"}. Never a key itself.',
+    )
+
+    class Meta:
+        model = JudgeVersion
+        fields = VERSION_FIELDS
+        widgets = VERSION_WIDGETS
+
+    def clean_config(self):
+        return self.cleaned_data.get("config") or {}
+
+
+class JudgeCreateForm(JudgeVersionForm):
+    name = forms.SlugField(max_length=64)
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    field_order = ["name", "description"]
+
+
+class JudgeCloneForm(forms.Form):
+    name = forms.SlugField(max_length=64, help_text="Name of the new judge.")
+
+
+class RunStartForm(forms.Form):
+    gold_set_version = forms.ModelChoiceField(queryset=GoldSetVersion.objects.select_related("gold_set"))
+    judge_versions = forms.ModelMultipleChoiceField(
+        queryset=JudgeVersion.objects.exclude(backend=Backend.REPLAY)
+        .select_related("judge")
+        .order_by("judge__name", "-number"),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    repeats = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    spend_cap_usd = forms.DecimalField(required=False, min_value=0.0001, decimal_places=4, label="Spend cap (USD)")
+    label = forms.CharField(required=False, max_length=100)
+
+
+class RunResumeForm(forms.Form):
+    spend_cap_usd = forms.DecimalField(required=False, min_value=0.0001, decimal_places=4, label="New spend cap (USD)")

@@ -1,0 +1,118 @@
+"""Start (or resume) a calibration run from the command line and follow it with a progress bar."""
+
+import time
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from judges.models import CalibrationRun, Judge, JudgeVersion, RunStatus
+from judges.selectors import run_progress
+from judges.services import calibration_run_resume, calibration_run_start
+
+
+def resolve_judge_version(spec: str) -> JudgeVersion:
+    """Read NAME (latest version) or NAME@vN / NAME@N."""
+    name, _, number = spec.partition("@")
+    judge = Judge.objects.filter(name=name).first()
+    if judge is None:
+        raise CommandError(f"--judge {spec}: no judge named {name!r}")
+    if not number:
+        return judge.latest_version
+    version = judge.versions.filter(number=int(number.lstrip("v"))).first()
+    if version is None:
+        raise CommandError(f"--judge {spec}: {name} has no version {number}")
+    return version
+
+
+class Command(BaseCommand):
+    help = "Run judge versions over a gold-set version N times on Celery and show progress."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--gold-set", help="Gold set name (its latest version), or NAME@vN.")
+        parser.add_argument("--judge", action="append", default=[], help="Judge name or NAME@vN; repeat for several.")
+        parser.add_argument("--repeats", type=int, default=3)
+        parser.add_argument("--spend-cap", type=float, help="Stop the run when it has spent this many dollars.")
+        parser.add_argument("--label", default="")
+        parser.add_argument("--resume", type=int, metavar="RUN_ID", help="Resume a cancelled or interrupted run.")
+        parser.add_argument(
+            "--inline", action="store_true", help="Execute in this process instead of on Celery workers."
+        )
+        parser.add_argument("--no-wait", action="store_true", help="Start the run and return.")
+
+    def handle(self, *args, **options):
+        if options["resume"]:
+            run = CalibrationRun.objects.filter(pk=options["resume"]).first()
+            if run is None:
+                raise CommandError(f"--resume {options['resume']}: no such run")
+            run = self.call(calibration_run_resume, run=run, spend_cap_usd=options["spend_cap"])
+        else:
+            run = self.start(options)
+        self.stdout.write(f"run {run.pk}: {run.total_tasks or 'planning'} verdicts to make")
+        if options["no_wait"]:
+            return
+        self.follow(run)
+
+    def start(self, options):
+        if not options["gold_set"] or not options["judge"]:
+            raise CommandError("give --gold-set and at least one --judge (or --resume RUN_ID)")
+        from labelling.models import GoldSetVersion
+
+        name, _, number = options["gold_set"].partition("@")
+        versions = GoldSetVersion.objects.filter(gold_set__name=name).order_by("-number")
+        if number:
+            versions = versions.filter(number=int(number.lstrip("v")))
+        gold_set_version = versions.first()
+        if gold_set_version is None:
+            raise CommandError(f"--gold-set {options['gold_set']}: no published version")
+        judge_versions = [resolve_judge_version(spec) for spec in options["judge"]]
+        if options["inline"]:
+            from judges.demo import run_inline
+
+            bar = tqdm(total=None, unit="verdict")
+            return run_inline(
+                gold_set_version=gold_set_version,
+                judge_versions=judge_versions,
+                repeats=options["repeats"],
+                label=options["label"],
+                spend_cap_usd=options["spend_cap"],
+                progress=lambda run: self.update_bar(bar, run_progress(run)),
+            )
+        return self.call(
+            calibration_run_start,
+            gold_set_version=gold_set_version,
+            judge_versions=judge_versions,
+            repeats=options["repeats"],
+            spend_cap_usd=options["spend_cap"],
+            label=options["label"],
+        )
+
+    def call(self, service, **kwargs):
+        try:
+            return service(**kwargs)
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from exc
+
+    @staticmethod
+    def update_bar(bar, progress):
+        bar.total = progress["total"]
+        bar.n = progress["done"]
+        bar.set_postfix(errors=progress["errors"], spent=f"${progress['spent_usd']:.4f}")
+        bar.refresh()
+
+    def follow(self, run):
+        """Poll the run until it stops, drawing a tqdm bar with errors and spend."""
+        with tqdm(total=run.total_tasks or None, unit="verdict") as bar:
+            while True:
+                run.refresh_from_db()
+                progress = run_progress(run)
+                self.update_bar(bar, progress)
+                if not run.is_active:
+                    break
+                time.sleep(1)
+        self.stdout.write(
+            f"run {run.pk} {run.status}: {progress['done']} verdicts, {progress['errors']} errors, "
+            f"${progress['spent_usd']:.4f} spent" + (f" ({run.stop_reason})" if run.stop_reason else "")
+        )
+        if run.status not in (RunStatus.COMPLETED,):
+            raise CommandError(f"run {run.pk} ended {run.status}")

@@ -1,0 +1,295 @@
+"""Writes for judges: definitions and immutable versions, live judging, calibration runs."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from judges.models import (
+    Backend,
+    CalibrationRun,
+    ChunkStatus,
+    Judge,
+    JudgeVersion,
+    RunChunk,
+    RunStatus,
+    Verdict,
+)
+
+CHUNK_SIZE = 500
+VERSION_FIELDS = [
+    "backend",
+    "family",
+    "model",
+    "prompt_template",
+    "temperature",
+    "max_tokens",
+    "price_input_per_mtok",
+    "price_output_per_mtok",
+    "price_cache_read_per_mtok",
+    "price_cache_write_per_mtok",
+    "config",
+]
+# A config is for base URLs, concurrency and the like; a key-looking entry is refused so a
+# secret never lands in the database (name an environment variable with api_key_env).
+SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|token|password)$", re.I)
+VENDOR_BACKENDS = {Backend.ANTHROPIC, Backend.OPENAI_COMPATIBLE, Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE}
+
+
+def judge_config_validate(config) -> dict:
+    if config in (None, ""):
+        return {}
+    if not isinstance(config, dict):
+        raise ValidationError({"config": "config must be a JSON object"})
+    for key, value in config.items():
+        if SECRET_KEY_PATTERN.search(key) and key != "api_key_env":
+            raise ValidationError(
+                {"config": f"config.{key} looks like a secret; set api_key_env to an environment variable name instead"}
+            )
+        if isinstance(value, str) and value.startswith(("sk-", "sk_")):
+            raise ValidationError(
+                {"config": f"config.{key} looks like an API key; keys come only from the environment"}
+            )
+    return config
+
+
+def judge_version_is_simulated(fields: dict) -> bool:
+    """Say whether a version's verdicts would come from the local vendor simulator."""
+    from judges.backends.vendors import anthropic_endpoint, openai_endpoint
+
+    backend = fields.get("backend")
+    if backend not in VENDOR_BACKENDS:
+        return False
+    config = fields.get("config") or {}
+    vendor = (
+        config.get("vendor", "anthropic")
+        if backend in (Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE)
+        else backend
+    )
+    endpoint = anthropic_endpoint(config) if vendor == Backend.ANTHROPIC else openai_endpoint(config)
+    return endpoint.simulated
+
+
+@transaction.atomic
+def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
+    """Freeze a new version of `judge`; versions are never edited, so verdicts keep their meaning."""
+    unknown = set(fields) - set(VERSION_FIELDS) - {"is_simulated"}
+    if unknown:
+        raise ValidationError(f"unknown judge version fields: {', '.join(sorted(unknown))}")
+    fields["config"] = judge_config_validate(fields.get("config"))
+    if "is_simulated" not in fields:
+        fields["is_simulated"] = judge_version_is_simulated(fields)
+    Judge.objects.select_for_update().filter(pk=judge.pk).first()  # serialise version numbering
+    number = (judge.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    version = JudgeVersion(judge=judge, number=number, created_by=user, **fields)
+    version.full_clean()
+    version.save()
+    return version
+
+
+@transaction.atomic
+def judge_create(*, name: str, description: str = "", user=None, **version_fields) -> Judge:
+    """Create a judge and its first version."""
+    judge = Judge(name=name, description=description)
+    judge.full_clean()
+    judge.save()
+    judge_version_create(judge=judge, user=user, **version_fields)
+    return judge
+
+
+@transaction.atomic
+def judge_clone(*, judge: Judge, name: str, user=None) -> Judge:
+    """Create a new judge whose first version copies `judge`'s latest version."""
+    source = judge.latest_version
+    fields = {f: getattr(source, f) for f in VERSION_FIELDS}
+    fields["is_simulated"] = source.is_simulated
+    return judge_create(
+        name=name,
+        description=f"Cloned from {judge.name} v{source.number}. {judge.description}".strip(),
+        user=user,
+        **fields,
+    )
+
+
+def judge_live_query(*, judge_version: JudgeVersion, query) -> Verdict:
+    """Judge a live query once (run=None) and store the verdict; a vendor fault is an error verdict.
+
+    Judging the same query again with the same version returns the stored verdict.
+    """
+    from judges.backends import get_backend
+    from judges.runner import judge_safely
+
+    existing = Verdict.objects.filter(judge_version=judge_version, query=query, run__isnull=True, repeat=0).first()
+    if existing:
+        return existing
+    backend = get_backend(judge_version)  # a replay backend raises here: it cannot judge
+    if judge_version.backend == Backend.REPLAY:
+        backend.judge(query)
+    result = judge_safely(backend, query)
+    try:
+        with transaction.atomic():
+            return Verdict.objects.create(
+                judge_version=judge_version, query=query, run=None, repeat=0, **result.verdict_fields()
+            )
+    except IntegrityError:
+        # Another worker judged it meanwhile: the constraint keeps exactly one.
+        return Verdict.objects.get(judge_version=judge_version, query=query, run__isnull=True, repeat=0)
+
+
+@transaction.atomic
+def calibration_run_start(
+    *, gold_set_version, judge_versions, repeats: int = 3, spend_cap_usd=None, user=None, label: str = ""
+) -> CalibrationRun:
+    """Create a run and queue its planning on Celery once this transaction commits."""
+    judge_versions = list(judge_versions)
+    if not judge_versions:
+        raise ValidationError({"judge_versions": "choose at least one judge version"})
+    replayed = [str(v) for v in judge_versions if v.backend == Backend.REPLAY]
+    if replayed:
+        raise ValidationError({"judge_versions": f"replay judges cannot be run, only imported: {', '.join(replayed)}"})
+    if not 1 <= int(repeats) <= 20:
+        raise ValidationError({"repeats": "repeats must be between 1 and 20"})
+    if spend_cap_usd is not None and Decimal(str(spend_cap_usd)) <= 0:
+        raise ValidationError({"spend_cap_usd": "the spend cap must be positive"})
+    if not gold_set_version.items.exists():
+        raise ValidationError({"gold_set_version": f"{gold_set_version} has no items"})
+    run = CalibrationRun.objects.create(
+        label=label,
+        gold_set_version=gold_set_version,
+        repeats=int(repeats),
+        spend_cap_usd=spend_cap_usd,
+        created_by=user,
+    )
+    run.judge_versions.set(judge_versions)
+    # Plan here (it streams ids and writes one row per slice) rather than in a task: one
+    # broker hop less before the first vendor call.
+    chunk_ids = calibration_run_plan(run=run)
+    transaction.on_commit(lambda: run_chunks_enqueue(chunk_ids))
+    run.refresh_from_db()
+    return run
+
+
+def run_enqueue_plan(run: CalibrationRun) -> None:
+    from judges.tasks import plan_calibration_run
+
+    transaction.on_commit(lambda: plan_calibration_run.delay(run.pk))
+
+
+def item_slices(gold_set_version, size: int = CHUNK_SIZE):
+    """Yield (first_query_id, last_query_id, count) slices of the version's items, streaming ids."""
+    ids = gold_set_version.items.order_by("query_id").values_list("query_id", flat=True).iterator(chunk_size=5000)
+    first = last = None
+    count = 0
+    for query_id in ids:
+        if first is None:
+            first = query_id
+        last = query_id
+        count += 1
+        if count == size:
+            yield first, last, count
+            first, count = None, 0
+    if count:
+        yield first, last, count
+
+
+@transaction.atomic
+def calibration_run_plan(*, run: CalibrationRun) -> list[int]:
+    """Split the run into chunks (once) and mark it running; return the chunk ids still to do."""
+    run = CalibrationRun.objects.select_for_update().get(pk=run.pk)
+    if run.status in (RunStatus.CANCELLED, RunStatus.STOPPED_BUDGET, RunStatus.COMPLETED, RunStatus.FAILED):
+        return []
+    if not run.chunks.exists():
+        versions = list(run.judge_versions.order_by("pk"))
+        batch, total = [], 0
+        for first, last, count in item_slices(run.gold_set_version):
+            for repeat in range(run.repeats):
+                for version in versions:
+                    batch.append(
+                        RunChunk(
+                            run=run,
+                            judge_version=version,
+                            repeat=repeat,
+                            first_query_id=first,
+                            last_query_id=last,
+                            item_count=count,
+                        )
+                    )
+                    total += count
+            if len(batch) >= 1000:
+                RunChunk.objects.bulk_create(batch, ignore_conflicts=True)
+                batch = []
+        RunChunk.objects.bulk_create(batch, ignore_conflicts=True)
+        run.total_tasks = total
+    now = timezone.now()
+    if run.status == RunStatus.PENDING:
+        run.status = RunStatus.RUNNING
+        run.started_at = run.started_at or now
+        run.resumed_at = now
+    run.save()
+    return list(run.chunks.exclude(status=ChunkStatus.DONE).values_list("pk", flat=True))
+
+
+@transaction.atomic
+def calibration_run_cancel(*, run: CalibrationRun) -> CalibrationRun:
+    """Stop a pending or running run; workers finish their in-flight calls and stop."""
+    updated = CalibrationRun.objects.filter(pk=run.pk, status__in=[RunStatus.PENDING, RunStatus.RUNNING]).update(
+        status=RunStatus.CANCELLED, stop_reason="cancelled", finished_at=timezone.now()
+    )
+    if not updated:
+        raise ValidationError(
+            f"{run} is {run.get_status_display().lower()}; only a pending or running run can be cancelled"
+        )
+    run.refresh_from_db()
+    return run
+
+
+@transaction.atomic
+def calibration_run_resume(*, run: CalibrationRun, spend_cap_usd=None) -> CalibrationRun:
+    """Restart a cancelled, budget-stopped or interrupted run; only missing verdicts are made.
+
+    Chunks held by a worker that died are handed back; a raised spend cap may be given.
+    """
+    run = CalibrationRun.objects.select_for_update().get(pk=run.pk)
+    if run.status == RunStatus.COMPLETED:
+        raise ValidationError(f"{run} is already completed")
+    if spend_cap_usd is not None:
+        run.spend_cap_usd = Decimal(str(spend_cap_usd))
+    if run.status == RunStatus.STOPPED_BUDGET and run.spend_cap_usd is not None and run.spent_usd >= run.spend_cap_usd:
+        raise ValidationError(
+            {"spend_cap_usd": f"the run has spent ${run.spent_usd}; raise the cap above that to resume"}
+        )
+    from judges.runner import run_totals
+
+    totals = run_totals(run.pk)
+    run.status = RunStatus.RUNNING if run.chunks.exists() else RunStatus.PENDING
+    run.stop_reason = ""
+    run.finished_at = None
+    run.resumed_at = timezone.now()
+    run.done_at_resume = totals["done"]
+    run.save()
+    run.chunks.filter(status=ChunkStatus.RUNNING).update(status=ChunkStatus.PENDING, lease_until=None)
+    run_enqueue_plan(run)
+    return run
+
+
+def run_chunks_enqueue(chunk_ids) -> None:
+    from judges.tasks import execute_run_chunk
+
+    for chunk_id in chunk_ids:
+        execute_run_chunk.delay(chunk_id)
+
+
+def run_stale_chunks_requeue() -> int:
+    """Queue again every chunk whose worker let its lease expire (crashed); return how many."""
+    stale = list(
+        RunChunk.objects.filter(
+            status=ChunkStatus.RUNNING, lease_until__lt=timezone.now(), run__status=RunStatus.RUNNING
+        ).values_list("pk", flat=True)
+    )
+    run_chunks_enqueue(stale)
+    return len(stale)

@@ -1,0 +1,604 @@
+"""The local vendor simulator: a test double speaking the Anthropic and OpenAI HTTP APIs.
+
+No machine here reaches a vendor, and a fresh user may have no key, so this server answers
+`POST /v1/messages` (Anthropic Messages, forced tool use, usage with cache tokens) and
+`POST /v1/chat/completions` (OpenAI, tool calls or json_schema, usage) well enough for
+the real SDKs, pointed at it by base URL, to work unchanged.
+
+How a simulated model answers is configured per model name (`SimModel`): how often it
+catches a wrong query, how often it rejects a correct one, how often a call flips its
+usual answer, its latency, and injected faults (429 with retry-after, 529, 500, hangs,
+malformed tool output). To know what is true it reads, in order:
+
+1. a marker in the SQL, e.g. `-- sim: wrong join_fanout` or `-- sim: correct fault=500x2`;
+2. an oracle (the `simulate_vendor` command looks up Docket's gold labels by SQL
+   fingerprint);
+3. otherwise it treats the SQL as correct.
+
+Every verdict it produces is simulated; Docket marks such judge versions `is_simulated`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from labelling.models import ErrorClass
+
+# One list of error classes, shared with labels (labelling.models.ErrorClass).
+ERROR_CLASSES = list(ErrorClass.values)
+SQL_BLOCK = re.compile(r"<sql[^>]*>\s*(.*?)\s*</sql>", re.S)
+MARKER = re.compile(r"sim:\s*([^\n]*)")
+FAULT = re.compile(r"^(429|529|500|timeout|malformed)(?:x(\d+))?$")
+
+
+@dataclass
+class SimModel:
+    """How one simulated model behaves. Probabilities are per item or per call as named."""
+
+    family: str = "simulated"
+    catch_probability: float = 0.6  # per item: rejects a wrong query
+    false_reject_probability: float = 0.1  # per item: rejects a correct query
+    flip_probability: float = 0.05  # per call: answers the opposite of its usual opinion
+    class_accuracy: float = 0.8  # a caught error is named with the right class
+    seed: str = ""  # models sharing a seed share blind spots (same family, same misses)
+    latency_ms: float = 50.0
+    latency_jitter_ms: float = 0.0
+    rate_limit_rate: float = 0.0  # per call: 429 with retry-after
+    overload_rate: float = 0.0  # per call: 529 (Anthropic) / 503 (OpenAI)
+    server_error_rate: float = 0.0  # per call: 500
+    timeout_rate: float = 0.0  # per call: hang for hang_s before answering
+    malformed_rate: float = 0.0  # per call: a tool call that breaks the schema
+    retry_after_s: float = 1.0
+    hang_s: float = 5.0
+    prompt_overhead_tokens: int = 0
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SimModel:
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown simulated-model settings: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+
+DEFAULT_MODELS = {
+    "sim-claude-judge": SimModel(family="anthropic", catch_probability=0.6, false_reject_probability=0.12, seed="a"),
+    "sim-gpt-judge": SimModel(family="openai", catch_probability=0.65, false_reject_probability=0.08, seed="o"),
+    "sim-llama-judge": SimModel(family="meta", catch_probability=0.5, false_reject_probability=0.1, seed="m"),
+    # A generator sampled for self-consistency: it misreads consistently, so it rarely objects.
+    "sim-generator": SimModel(
+        family="anthropic", catch_probability=0.2, false_reject_probability=0.04, flip_probability=0.1, seed="a"
+    ),
+}
+
+
+@dataclass
+class Truth:
+    wrong: bool = False
+    error_class: str = ""
+    faults: list = field(default_factory=list)  # [(kind, times or None)]
+    join_table: str = ""
+    grain_key: str = ""
+
+
+def parse_marker(sql: str) -> Truth | None:
+    """Read `sim:` markers from SQL comments; None when there is none."""
+    found = MARKER.findall(sql)
+    if not found:
+        return None
+    truth = Truth()
+    for token in " ".join(found).split():
+        if token == "correct":
+            truth.wrong = False
+        elif token == "wrong":
+            truth.wrong = True
+        elif token in ERROR_CLASSES:
+            truth.error_class = token
+        elif token.startswith("fault="):
+            match = FAULT.match(token.removeprefix("fault="))
+            if not match:
+                raise ValueError(f"bad simulator fault marker {token!r}")
+            truth.faults.append((match.group(1), int(match.group(2)) if match.group(2) else None))
+        elif token.startswith("table="):
+            truth.join_table = token.removeprefix("table=")
+        elif token.startswith("grain="):
+            truth.grain_key = token.removeprefix("grain=")
+    if truth.wrong and not truth.error_class:
+        truth.error_class = "other"
+    return truth
+
+
+def _unit(*parts) -> float:
+    """A stable number in [0, 1) from the parts: the model's fixed opinion of an item."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def tokens_of(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+class Simulator:
+    """The behaviour, independent of HTTP: decide, fault, count tokens."""
+
+    def __init__(self, models: dict | None = None, default: SimModel | None = None, oracle=None):
+        self.models = dict(DEFAULT_MODELS)
+        for name, model in (models or {}).items():
+            self.models[name] = model if isinstance(model, SimModel) else SimModel.from_dict(model)
+        self.default = default or SimModel()
+        self.oracle = oracle
+        self.rng = random.Random()
+        self.lock = threading.Lock()
+        self.fault_counts: dict = {}
+        self.cached_prefixes: set = set()
+        self.stats: dict = {}
+        self.batches: dict[str, SimBatch] = {}
+
+    def batch_create(self, requests: list, *, base_url: str) -> SimBatch:
+        batch = SimBatch(
+            id=f"msgbatch_sim_{uuid.uuid4().hex[:20]}", base_url=base_url, created=time.time(), total=len(requests)
+        )
+        with self.lock:
+            self.batches[batch.id] = batch
+        threading.Thread(target=_batch_process, args=(self, batch, requests), daemon=True).start()
+        return batch
+
+    def model(self, name: str) -> SimModel:
+        return self.models.get(name, self.default)
+
+    def count(self, key: str) -> None:
+        with self.lock:
+            self.stats[key] = self.stats.get(key, 0) + 1
+
+    def truth_for(self, sql: str) -> Truth:
+        marked = parse_marker(sql)
+        if marked is not None:
+            return marked
+        if self.oracle is not None:
+            found = self.oracle(sql)
+            if found is not None:
+                return found
+        return Truth()
+
+    def fault_for(self, model: SimModel, truth: Truth, item_key: str) -> str | None:
+        """Pick the fault this call suffers, if any: forced by a marker, else by the rates."""
+        for kind, times in truth.faults:
+            if times is None:
+                return kind
+            with self.lock:
+                seen = self.fault_counts.get((item_key, kind), 0)
+                self.fault_counts[(item_key, kind)] = seen + 1
+            if seen < times:
+                return kind
+        with self.lock:
+            draw = self.rng.random()
+        for kind, rate in (
+            ("429", model.rate_limit_rate),
+            ("529", model.overload_rate),
+            ("500", model.server_error_rate),
+            ("timeout", model.timeout_rate),
+            ("malformed", model.malformed_rate),
+        ):
+            if draw < rate:
+                return kind
+            draw -= rate
+        return None
+
+    def sleep_latency(self, model: SimModel) -> None:
+        with self.lock:
+            jitter = self.rng.gauss(0, model.latency_jitter_ms) if model.latency_jitter_ms else 0.0
+        delay = max(0.0, model.latency_ms + jitter) / 1000
+        if delay:
+            time.sleep(delay)
+
+    def decide(self, model_name: str, model: SimModel, sql: str, truth: Truth) -> dict:
+        """Return the verdict this model gives this SQL on this call."""
+        opinion = _unit(model.seed or model_name, sql)
+        rejects = opinion < (model.catch_probability if truth.wrong else model.false_reject_probability)
+        with self.lock:
+            if self.rng.random() < model.flip_probability:
+                rejects = not rejects
+            class_draw = self.rng.random()
+            random_class = self.rng.choice(ERROR_CLASSES)
+        if not rejects:
+            return {"decision": "accept", "reason": "The SQL answers the question as asked.", "error_class": ""}
+        error_class = truth.error_class if truth.wrong and class_draw < model.class_accuracy else random_class
+        return {
+            "decision": "reject",
+            "reason": f"Simulated judgement: looks like {error_class.replace('_', ' ')}.",
+            "error_class": error_class,
+        }
+
+    def hypotheses(self, verdict: dict, sql: str, truth: Truth) -> dict:
+        """Turn a verdict into fan-out hypotheses: a rejection becomes a suspected fan-out."""
+        if verdict["decision"] != "reject" or verdict["error_class"] != "join_fanout":
+            return {"reason": "No fan-out suspected.", "hypotheses": [{"suspected": False}]}
+        join_table, grain_key = truth.join_table, truth.grain_key
+        if not join_table:
+            joined = re.search(r"\bJOIN\s+(\w+)", sql, re.I)
+            join_table = joined.group(1) if joined else "unknown"
+        if not grain_key:
+            first = re.search(r"\bFROM\s+(\w+)(?:\s+(?:AS\s+)?(\w+))?", sql, re.I)
+            alias = (first.group(2) or first.group(1)) if first else "t"
+            grain_key = f"{alias}.id"
+        source = re.search(r"\bFROM\b(.*?)(?:\bGROUP\s+BY\b|\bORDER\s+BY\b|\bLIMIT\b|;|$)", sql, re.S | re.I)
+        from_clause = re.sub(r"--[^\n]*", "", source.group(1) if source else " unknown").strip()
+        probe = f"SELECT COUNT(*) AS total_rows, COUNT(DISTINCT {grain_key}) AS distinct_keys FROM {from_clause}"
+        return {
+            "reason": f"{join_table} may repeat rows of {grain_key}.",
+            "hypotheses": [{"suspected": True, "join_table": join_table, "grain_key": grain_key, "probe_sql": probe}],
+        }
+
+    def answer(self, model_name: str, sql: str, tool_name: str, malformed: bool) -> dict:
+        model = self.model(model_name)
+        truth = self.truth_for(sql)
+        verdict = self.decide(model_name, model, sql, truth)
+        payload = self.hypotheses(verdict, sql, truth) if tool_name == "record_hypotheses" else verdict
+        if malformed:
+            payload = (
+                {"decision": "maybe", "reason": 42} if tool_name != "record_hypotheses" else {"hypotheses": "lots"}
+            )
+        return payload
+
+    def usage(self, static_text: str, dynamic_text: str, output: dict, *, cache: bool) -> dict:
+        static_tokens, dynamic_tokens = tokens_of(static_text), tokens_of(dynamic_text)
+        usage = {
+            "input_tokens": dynamic_tokens,
+            "output_tokens": tokens_of(json.dumps(output)),
+            "cache_read": 0,
+            "cache_write": 0,
+        }
+        if not cache:
+            usage["input_tokens"] += static_tokens
+            return usage
+        key = hashlib.sha256(static_text.encode()).hexdigest()
+        with self.lock:
+            seen = key in self.cached_prefixes
+            self.cached_prefixes.add(key)
+        usage["cache_read" if seen else "cache_write"] = static_tokens
+        return usage
+
+
+BATCH_PATH = re.compile(r"^/v1/messages/batches/([\w-]+)(/results)?/?$")
+
+
+def _iso(moment: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(moment))
+
+
+@dataclass
+class SimBatch:
+    id: str
+    base_url: str
+    created: float
+    total: int
+    status: str = "in_progress"
+    ended: float | None = None
+    results: list = field(default_factory=list)
+
+    def public(self) -> dict:
+        succeeded = sum(1 for r in self.results if r["result"]["type"] == "succeeded")
+        ended = self.status == "ended"
+        return {
+            "id": self.id,
+            "type": "message_batch",
+            "processing_status": self.status,
+            "request_counts": {
+                "processing": 0 if ended else self.total,
+                "succeeded": succeeded,
+                "errored": len(self.results) - succeeded,
+                "canceled": 0,
+                "expired": 0,
+            },
+            "created_at": _iso(self.created),
+            "expires_at": _iso(self.created + 86400),
+            "ended_at": _iso(self.ended) if self.ended else None,
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"{self.base_url}/v1/messages/batches/{self.id}/results" if ended else None,
+        }
+
+
+def _batch_process(simulator, batch: SimBatch, requests: list) -> None:
+    """Answer every request of a batch; faults become errored results, never retried."""
+    latency = max((simulator.model(r.get("params", {}).get("model", "")).latency_ms for r in requests), default=0)
+    time.sleep(latency / 1000)
+    for entry in requests:
+        custom_id = entry.get("custom_id", "")
+        try:
+            request = parse_anthropic(entry.get("params") or {})
+            model = simulator.model(request["model"])
+            truth = simulator.truth_for(request["sql"])
+            fault = simulator.fault_for(model, truth, f"{request['model']}|{request['sql']}")
+            simulator.count("anthropic:batch_requests")
+            raise_fault("500" if fault in ("429", "529", "500", "timeout") else None, model, anthropic=True)
+            payload = simulator.answer(
+                request["model"], request["sql"], request["tool"], malformed=fault == "malformed"
+            )
+            usage = simulator.usage(request["static"], request["dynamic"], payload, cache=request["cache"])
+            result = {"type": "succeeded", "message": anthropic_message(request, payload, usage)}
+        except ApiError as exc:
+            result = {
+                "type": "errored",
+                "error": {"type": "error", "error": {"type": exc.kind, "message": exc.message}},
+            }
+        batch.results.append({"custom_id": custom_id, "result": result})
+    batch.status, batch.ended = "ended", time.time()
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, kind: str, message: str, headers: dict | None = None):
+        super().__init__(message)
+        self.status, self.kind, self.message, self.headers = status, kind, message, headers or {}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; without this, Nagle + delayed ACK add ~40 ms.
+    disable_nagle_algorithm = True
+    server_version = "DocketVendorSimulator/1.0"
+    simulator: Simulator  # set on the subclass the server builds
+
+    def log_message(self, format, *args):  # noqa: A002 - stdlib signature
+        pass
+
+    def do_GET(self):
+        if self.path.rstrip("/") in ("", "/health"):
+            return self.send_json(200, {"ok": True, "simulator": True})
+        if self.path.rstrip("/") == "/_sim/stats":
+            return self.send_json(200, dict(self.simulator.stats))
+        batch = BATCH_PATH.match(self.path.split("?")[0])
+        if batch:
+            return self.batch_get(batch.group(1), results=bool(batch.group(2)))
+        return self.send_json(404, {"error": {"type": "not_found_error", "message": self.path}})
+
+    def do_POST(self):
+        length = int(self.headers.get("content-length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except json.JSONDecodeError:
+            return self.send_json(
+                400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}}
+            )
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/v1/messages/batches"):
+            return self.batch_create(body)
+        if path.endswith("/v1/messages"):
+            return self.answer_api(body, anthropic=True)
+        if path.endswith("/chat/completions"):
+            return self.answer_api(body, anthropic=False)
+        return self.send_json(404, {"error": {"type": "not_found_error", "message": f"no route {self.path}"}})
+
+    def answer_api(self, body: dict, *, anthropic: bool):
+        sim = self.simulator
+        vendor = "anthropic" if anthropic else "openai"
+        try:
+            request = parse_anthropic(body) if anthropic else parse_openai(body)
+            model = sim.model(request["model"])
+            truth = sim.truth_for(request["sql"])
+            fault = sim.fault_for(model, truth, f"{request['model']}|{request['sql']}")
+            sim.count(f"{vendor}:requests")
+            if fault:
+                sim.count(f"{vendor}:fault:{fault}")
+            sim.sleep_latency(model)
+            raise_fault(fault, model, anthropic=anthropic)
+            if fault == "timeout":
+                time.sleep(model.hang_s)
+            payload = sim.answer(request["model"], request["sql"], request["tool"], malformed=fault == "malformed")
+            usage = sim.usage(request["static"], request["dynamic"], payload, cache=request["cache"])
+        except ApiError as exc:
+            if anthropic:
+                error_body = {"type": "error", "error": {"type": exc.kind, "message": exc.message}}
+            else:
+                error_body = {"error": {"message": exc.message, "type": exc.kind, "code": exc.kind}}
+            return self.send_json(exc.status, error_body, exc.headers)
+        sim.count(f"{vendor}:answered")
+        if anthropic:
+            return self.send_json(200, anthropic_message(request, payload, usage))
+        return self.send_json(200, openai_completion(request, payload, usage))
+
+    def batch_create(self, body: dict):
+        """Accept a Message Batch; it is processed on a thread and ends after one latency."""
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not requests:
+            return self.send_json(
+                400, {"type": "error", "error": {"type": "invalid_request_error", "message": "requests is required"}}
+            )
+        host = self.headers.get("host") or "127.0.0.1"
+        batch = self.simulator.batch_create(requests, base_url=f"http://{host}")
+        return self.send_json(200, batch.public())
+
+    def batch_get(self, batch_id: str, *, results: bool):
+        batch = self.simulator.batches.get(batch_id)
+        if batch is None:
+            return self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": batch_id}})
+        if not results:
+            return self.send_json(200, batch.public())
+        if batch.status != "ended":
+            return self.send_json(
+                400, {"type": "error", "error": {"type": "invalid_request_error", "message": "not ended"}}
+            )
+        data = "".join(json.dumps(line) + "\n" for line in batch.results).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/binary")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def send_json(self, status: int, payload: dict, headers: dict | None = None):
+        data = json.dumps(payload).encode()
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.send_header("x-docket-simulated", "true")
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (e.g. its timeout fired during a simulated hang)
+
+
+def raise_fault(fault: str | None, model: SimModel, *, anthropic: bool) -> None:
+    if fault == "429":
+        raise ApiError(429, "rate_limit_error", "simulated rate limit", {"retry-after": f"{model.retry_after_s:g}"})
+    if fault == "529":
+        status = 529 if anthropic else 503
+        raise ApiError(status, "overloaded_error", "simulated overload", {"retry-after": f"{model.retry_after_s:g}"})
+    if fault == "500":
+        raise ApiError(500, "api_error", "simulated internal server error")
+
+
+def _text_of(content) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(block.get("text", "") for block in content or [] if isinstance(block, dict))
+
+
+def _sql_of(text: str) -> str:
+    match = SQL_BLOCK.search(text)
+    return match.group(1) if match else text
+
+
+def parse_anthropic(body: dict) -> dict:
+    if not body.get("model") or not body.get("messages"):
+        raise ApiError(400, "invalid_request_error", "model and messages are required")
+    system = body.get("system") or ""
+    system_text = _text_of(system)
+    cache = isinstance(system, list) and any(isinstance(b, dict) and b.get("cache_control") for b in system)
+    tools = body.get("tools") or []
+    choice = body.get("tool_choice") or {}
+    tool = choice.get("name") or (tools[0]["name"] if tools else "")
+    dynamic = "\n".join(_text_of(m.get("content")) for m in body["messages"] if m.get("role") == "user")
+    return {
+        "model": body["model"],
+        "tool": tool,
+        "sql": _sql_of(dynamic),
+        "static": system_text + json.dumps(tools),
+        "dynamic": dynamic,
+        "cache": cache,
+        "max_tokens": body.get("max_tokens", 1024),
+    }
+
+
+def parse_openai(body: dict) -> dict:
+    if not body.get("model") or not body.get("messages"):
+        raise ApiError(400, "invalid_request_error", "model and messages are required")
+    system = "\n".join(_text_of(m.get("content")) for m in body["messages"] if m.get("role") in ("system", "developer"))
+    dynamic = "\n".join(_text_of(m.get("content")) for m in body["messages"] if m.get("role") == "user")
+    tools = body.get("tools") or []
+    response_format = body.get("response_format") or {}
+    if tools:
+        choice = body.get("tool_choice") or {}
+        tool = (choice.get("function") or {}).get("name") or tools[0]["function"]["name"]
+        mode = "tool"
+    else:
+        tool = (response_format.get("json_schema") or {}).get("name", "record_verdict")
+        mode = "json_schema" if response_format.get("type") == "json_schema" else "text"
+    return {
+        "model": body["model"],
+        "tool": tool,
+        "mode": mode,
+        "sql": _sql_of(dynamic),
+        "static": system + json.dumps(tools),
+        "dynamic": dynamic,
+        # OpenAI caches long prompt prefixes automatically.
+        "cache": True,
+        "max_tokens": body.get("max_tokens", 1024),
+    }
+
+
+def anthropic_message(request: dict, payload: dict, usage: dict) -> dict:
+    return {
+        "id": f"msg_sim_{uuid.uuid4().hex[:20]}",
+        "type": "message",
+        "role": "assistant",
+        "model": request["model"],
+        "content": [
+            {"type": "tool_use", "id": f"toolu_sim_{uuid.uuid4().hex[:16]}", "name": request["tool"], "input": payload}
+        ],
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": usage["input_tokens"],
+            "output_tokens": usage["output_tokens"],
+            "cache_creation_input_tokens": usage["cache_write"],
+            "cache_read_input_tokens": usage["cache_read"],
+        },
+    }
+
+
+def openai_completion(request: dict, payload: dict, usage: dict) -> dict:
+    arguments = json.dumps(payload)
+    if isinstance(payload, dict) and payload.get("decision") == "maybe":
+        arguments = arguments[: len(arguments) // 2]  # malformed: truncated JSON
+    message = {"role": "assistant", "content": None}
+    finish = "stop"
+    if request["mode"] == "tool":
+        message["tool_calls"] = [
+            {
+                "id": f"call_sim_{uuid.uuid4().hex[:16]}",
+                "type": "function",
+                "function": {"name": request["tool"], "arguments": arguments},
+            }
+        ]
+        finish = "tool_calls"
+    else:
+        message["content"] = arguments
+    prompt_tokens = usage["input_tokens"] + usage["cache_read"] + usage["cache_write"]
+    return {
+        "id": f"chatcmpl-sim-{uuid.uuid4().hex[:20]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request["model"],
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": usage["output_tokens"],
+            "total_tokens": prompt_tokens + usage["output_tokens"],
+            "prompt_tokens_details": {"cached_tokens": usage["cache_read"]},
+        },
+        "system_fingerprint": "docket-simulator",
+    }
+
+
+class SimulatorServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+    allow_reuse_address = True
+
+
+def make_server(host: str = "127.0.0.1", port: int = 0, simulator: Simulator | None = None) -> SimulatorServer:
+    """Build (not start) a threaded simulator server; port 0 picks a free port."""
+    handler = type("BoundHandler", (Handler,), {"simulator": simulator or Simulator()})
+    return SimulatorServer((host, port), handler)
+
+
+def start_in_thread(simulator: Simulator | None = None, host: str = "127.0.0.1", port: int = 0):
+    """Start a simulator on a background thread; return (server, base_url). Call server.shutdown()."""
+    server = make_server(host, port, simulator)
+    thread = threading.Thread(target=server.serve_forever, name="vendor-simulator", daemon=True)
+    thread.start()
+    return server, f"http://{host}:{server.server_address[1]}"
+
+
+def load_config(path) -> tuple[dict, SimModel | None]:
+    """Read a JSON config: {"models": {name: {...}}, "default": {...}}."""
+    with open(path) as handle:
+        data = json.load(handle)
+    models = {name: SimModel.from_dict(spec) for name, spec in (data.get("models") or {}).items()}
+    default = SimModel.from_dict(data["default"]) if data.get("default") else None
+    return models, default
+
+
+def describe(models: dict) -> list[dict]:
+    return [{"model": name, **asdict(model)} for name, model in models.items()]

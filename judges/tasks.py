@@ -1,0 +1,43 @@
+"""Celery tasks for calibration runs: thin, idempotent, acks_late."""
+
+import logging
+
+from celery import shared_task
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(name="judges.plan_calibration_run", acks_late=True)
+def plan_calibration_run(run_id: int) -> int:
+    """Split a run into chunks (once) and queue every chunk not yet done."""
+    from judges.models import CalibrationRun
+    from judges.services import calibration_run_plan, run_chunks_enqueue
+
+    run = CalibrationRun.objects.filter(pk=run_id).first()
+    if run is None:
+        log.warning("calibration run %s is gone; nothing to plan", run_id)
+        return 0
+    chunk_ids = calibration_run_plan(run=run)
+    transaction.on_commit(lambda: run_chunks_enqueue(chunk_ids))
+    return len(chunk_ids)
+
+
+@shared_task(name="judges.execute_run_chunk", acks_late=True)
+def execute_run_chunk(chunk_id: int) -> str:
+    """Judge the missing items of one chunk; a redelivery finds them judged and does nothing twice."""
+    from judges.models import RunChunk
+    from judges.runner import run_chunk_execute
+
+    if not RunChunk.objects.filter(pk=chunk_id).exists():
+        log.warning("run chunk %s is gone; skipping", chunk_id)
+        return "gone"
+    return run_chunk_execute(chunk_id=chunk_id)
+
+
+@shared_task(name="judges.requeue_stale_chunks", acks_late=True)
+def requeue_stale_chunks() -> int:
+    """Hand chunks of crashed workers (expired leases) to live ones; schedule with beat."""
+    from judges.services import run_stale_chunks_requeue
+
+    return run_stale_chunks_requeue()
