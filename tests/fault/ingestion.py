@@ -78,11 +78,14 @@ def require_broker() -> None:
         require(port_is_open(url.hostname or "127.0.0.1", port), f"the broker at {url.hostname}:{port}")
 
 
-def start_worker() -> WorkerProcess:
-    """Start a worker and wait until it consumes (its start-up is not mistaken for a stall)."""
+def start_worker(*, purge: bool = True) -> WorkerProcess:
+    """Start a worker and wait until it consumes (its start-up is not mistaken for a stall).
+
+    `purge=False` keeps the messages already queued: a restart after a crash must find them.
+    """
     require_broker()
     # The filesystem broker is polled; once a second would make a burst of 200 take minutes.
-    worker = WorkerProcess(extra_env={"DOCKET_BROKER_POLL_S": "0.05"}).start()
+    worker = WorkerProcess(extra_env={"DOCKET_BROKER_POLL_S": "0.05"}).start(purge=purge)
     wait_for(lambda: " ready." in worker.output(), timeout=60, what="the worker to be ready")
     return worker
 

@@ -40,7 +40,7 @@ def test_every_query_of_a_burst_reaches_its_final_state_once_when_the_worker_is_
             retried = ingestion.post(client, token, ingestion.rows("burst", start, BATCH))
             assert not any(entry["created"] for entry in retried)
 
-        worker = ingestion.start_worker()
+        worker = ingestion.start_worker(purge=False)
         ingestion.recover_as_beat_would(orphaned_before=crashed_at, total=BEFORE_CRASH + AFTER_CRASH)
     finally:
         worker.stop()
