@@ -25,7 +25,7 @@ from triage.services import policy_publish
 from triage.tests import factories
 
 # Per operation and generation mode; small enough for the whole module to stay under a minute.
-MAX_EXAMPLES = int(os.environ.get("FAULT_FUZZ_EXAMPLES", "100"))
+MAX_EXAMPLES = int(os.environ.get("FAULT_FUZZ_EXAMPLES", "60"))
 CHECKS = [not_a_server_error, response_schema_conformance, status_code_conformance, content_type_conformance]
 FINAL = {IngestStatus.FLAGGED, IngestStatus.PASSED, IngestStatus.UNJUDGED}
 
