@@ -150,3 +150,9 @@ def screenshot(page, name: str) -> Path:
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def assert_no_sideways_scroll(page) -> None:
+    """The page fits the viewport's width: nothing (a long SQL line, a wide grid) pushes it wider."""
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"page is {widths[0]}px wide in a {widths[1]}px viewport"

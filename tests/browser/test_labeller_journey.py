@@ -4,7 +4,7 @@ import pytest
 
 from labelling.models import Label, LabelSource
 from labelling.services import goldset_import, goldset_set_overlap
-from tests.browser.conftest import demo_gold_slice, log_in, screenshot
+from tests.browser.conftest import assert_no_sideways_scroll, demo_gold_slice, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -59,6 +59,7 @@ def test_a_labeller_labels_ten_items_with_the_keyboard_and_sees_the_agreement(
     for index, (keys, decision, error_class) in enumerate(ANSWERS):
         pk, external_id = current_item(page)
         if index == 0:
+            assert_no_sideways_scroll(page)
             screenshot(page, "journey-labeller-queue")
             assert_keys_are_legible(page)
         classes = page.locator("#queue-item .error-classes")

@@ -9,7 +9,7 @@ from judges.models import CalibrationRun, Judge, RunStatus, Verdict
 from judges.report import build_report
 from judges.services import judge_create
 from labelling.services import goldset_import
-from tests.browser.conftest import SCREENSHOTS, demo_gold_slice, log_in, screenshot
+from tests.browser.conftest import SCREENSHOTS, assert_no_sideways_scroll, demo_gold_slice, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -104,6 +104,7 @@ def test_an_ml_engineer_calibrates_a_new_judge_and_reads_the_dashboard(
     row = page.locator("#judges-table tbody tr", has_text="claude-journey v1")
     shown_catch = row.locator("td").nth(4).inner_text().splitlines()[0]
     assert shown_catch == f"{expected['claude-journey']:.3f}"
+    assert_no_sideways_scroll(page)
     screenshot(page, "journey-ml-engineer-dashboard")
 
     # Both judges share a seed, so they miss the same wrong items: the overlap cell lists them.
