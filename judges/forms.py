@@ -1,6 +1,7 @@
 from django import forms
 
 from judges.models import Backend, JudgeVersion
+from judges.services import VERSION_FIELDS
 from labelling.models import GoldSetVersion
 
 VERSION_WIDGETS = {
@@ -20,19 +21,7 @@ class JudgeVersionForm(forms.ModelForm):
 
     class Meta:
         model = JudgeVersion
-        fields = [
-            "backend",
-            "family",
-            "model",
-            "prompt_template",
-            "temperature",
-            "max_tokens",
-            "price_input_per_mtok",
-            "price_output_per_mtok",
-            "price_cache_read_per_mtok",
-            "price_cache_write_per_mtok",
-            "config",
-        ]
+        fields = VERSION_FIELDS
         widgets = VERSION_WIDGETS
 
     def clean_config(self):

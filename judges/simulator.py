@@ -30,18 +30,10 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-ERROR_CLASSES = [
-    "unknown_object",
-    "join_fanout",
-    "misread_intent",
-    "aggregation_grain",
-    "missing_filter",
-    "dropped_rows",
-    "wrong_measure",
-    "syntax",
-    "dialect",
-    "other",
-]
+from labelling.models import ErrorClass
+
+# One list of error classes, shared with labels (labelling.models.ErrorClass).
+ERROR_CLASSES = list(ErrorClass.values)
 SQL_BLOCK = re.compile(r"<sql[^>]*>\s*(.*?)\s*</sql>", re.S)
 MARKER = re.compile(r"sim:\s*([^\n]*)")
 FAULT = re.compile(r"^(429|529|500|timeout|malformed)(?:x(\d+))?$")

@@ -12,19 +12,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from judges.models import Decision
+from labelling.models import ErrorClass
 
-ERROR_CLASSES = [
-    "unknown_object",
-    "join_fanout",
-    "misread_intent",
-    "aggregation_grain",
-    "missing_filter",
-    "dropped_rows",
-    "wrong_measure",
-    "syntax",
-    "dialect",
-    "other",
-]
+# One list of error classes, shared with labels (labelling.models.ErrorClass).
+ERROR_CLASSES = list(ErrorClass.values)
 
 VERDICT_TOOL_NAME = "record_verdict"
 HYPOTHESES_TOOL_NAME = "record_hypotheses"
