@@ -31,10 +31,9 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
-# Tests use their own broker folder so a running `make run` never eats their tasks.
 test: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
-	DOCKET_BROKER_DIR=$(CURDIR)/var/test-broker $(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-dev
 	$(PY) -m tests.bench.run_all

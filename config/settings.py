@@ -164,7 +164,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(env("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_6
 
 # --- Celery ---------------------------------------------------------------------------
 # The default broker is kombu's filesystem transport: no server, works on a fresh machine.
-BROKER_DIR = Path(os.environ.get("DOCKET_BROKER_DIR", VAR_DIR / "broker"))
+# Tests get their own folder, so a running `make run` worker never eats their tasks.
+BROKER_DIR = Path(os.environ.get("DOCKET_BROKER_DIR", VAR_DIR / ("test-broker" if TESTING else "broker")))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("in", "processed"):

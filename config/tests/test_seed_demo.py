@@ -7,11 +7,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from config.management.commands.seed_demo import DEMO_USERS
+from config.management.commands.seed_demo import DEMO_LIVE_COUNT, DEMO_USERS
 from config.roles import user_roles
 from judges.models import CalibrationRun
-from labelling.models import GoldSetVersion
+from labelling.models import GoldSetVersion, Query
 from probes.models import Warehouse
+from triage.models import LiveQuery
 from triage.services import current_policy
 
 
@@ -45,9 +46,14 @@ def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, capsys, 
     assert run.verdicts.count() == judge_count * version.items.count() * run.repeats
     assert all(jv.is_simulated for jv in run.judge_versions.all())
     assert set(current_policy().judge_versions.all()) == set(run.judge_versions.all())
+    live = Query.objects.filter(source="live")
+    assert live.count() == DEMO_LIVE_COUNT
+    assert LiveQuery.objects.filter(query__in=live).count() == DEMO_LIVE_COUNT
+
     # A second run (every `make run` does one) changes nothing.
     call_command("seed_demo", quiet_logins=True)
     assert get_user_model().objects.filter(username__startswith="demo-").count() == len(DEMO_USERS)
     assert Warehouse.objects.filter(name="demo").count() == 1
     assert GoldSetVersion.objects.filter(gold_set__name="demo").count() == 1
     assert CalibrationRun.objects.filter(label="demo").count() == 1
+    assert Query.objects.filter(source="live").count() == DEMO_LIVE_COUNT

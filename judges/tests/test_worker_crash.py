@@ -34,7 +34,7 @@ def test_a_run_resumed_after_its_worker_was_killed_completes_with_no_missing_and
     assert interrupted < ITEMS * REPEATS, "the worker finished before it could be killed"
     assert CalibrationRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
 
-    second = WorkerProcess(extra_env=worker_env).start()
+    second = WorkerProcess(extra_env=worker_env).start(purge=False)
     try:
         calibration_run_resume(run=run)
         wait_for(

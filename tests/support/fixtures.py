@@ -77,7 +77,15 @@ class WorkerProcess:
         env.update(self.extra_env)
         return env
 
-    def start(self):
+    def start(self, purge=True):
+        """Start the worker; by default drop messages earlier tests left in a filesystem broker.
+
+        Those messages name rows of databases that no longer exist. `purge=False` keeps
+        them, for a restart after a kill that must pick up where the dead worker stopped.
+        """
+        if purge and settings.CELERY_BROKER_URL.startswith("filesystem://"):
+            for message in (settings.BROKER_DIR / "in").glob("*"):
+                message.unlink(missing_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(

@@ -69,7 +69,13 @@ class Command(BaseCommand):
         """Each app's demo loader, bottom to top: warehouse, gold set, judges, triage."""
         from labelling.demo import demo_gold_load
 
-        return [load_demo_warehouse, demo_gold_load, run_demo_calibration, publish_demo_triage_policy]
+        return [
+            load_demo_warehouse,
+            demo_gold_load,
+            run_demo_calibration,
+            publish_demo_triage_policy,
+            ingest_demo_live_traffic,
+        ]
 
 
 def run_demo_calibration(stdout):
@@ -109,3 +115,34 @@ def load_demo_warehouse(stdout):
         stdout.write(f"demo warehouse built: {sum(counts.values())} rows in {len(counts)} tables")
     register_demo_warehouse(str(path))
     stdout.write(f"demo warehouse registered as `{DEMO_WAREHOUSE_NAME}`")
+
+
+DEMO_LIVE_COUNT = 40
+
+
+def ingest_demo_live_traffic(stdout):
+    """Replay a slice of the demo gold set as live traffic, so the analyst's queue has work.
+
+    Ingested like any API post (idempotent on external id); the worker started by
+    `make run` judges them with the simulated judges and probes.
+    """
+    from labelling.models import Query
+    from triage.services import live_queries_ingest
+
+    gold = Query.objects.filter(gold_set__name="demo").order_by("external_id")[:DEMO_LIVE_COUNT]
+    rows = [
+        {
+            "external_id": f"live-{query.external_id}",
+            "question": query.question,
+            "sql": query.sql,
+            "warehouse": "demo",
+            "metadata": {"generator": "demo replay"},
+        }
+        for query in gold
+    ]
+    if not rows:
+        stdout.write("demo live traffic: no demo gold set, skipped")
+        return
+    ingested = live_queries_ingest(rows=rows)
+    fresh = sum(1 for entry in ingested if entry.created)
+    stdout.write(f"demo live traffic: {fresh} new live queries queued for judging ({len(rows) - fresh} already there)")
