@@ -262,7 +262,8 @@ def upset_chart(data: CalibrationData) -> dict:
         columns.append(
             {
                 "x": x,
-                "bar_y": 10 + bar_height - height,
+                # 20 px of headroom keeps the count above the tallest bar inside the chart.
+                "bar_y": 20 + bar_height - height,
                 "bar_height": height,
                 "count": count,
                 "dots": [{"y": 30 + bar_height + i * row_height, "filled": bool(pattern[i])} for i in range(n)],

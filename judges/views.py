@@ -128,7 +128,11 @@ def run_detail(request, pk):
     run = get_object_or_404(CalibrationRun.objects.select_related("gold_set_version__gold_set"), pk=pk)
     context = {"run": run, "progress": selectors.run_progress(run), "resume_form": RunResumeForm()}
     if request.htmx:
-        return render(request, "judges/run_detail.html#progress", context)
+        response = render(request, "judges/run_detail.html#progress", context)
+        if not context["progress"]["active"]:
+            # The run just ended: reload once so the counts and the cancel/resume buttons match it.
+            response["HX-Refresh"] = "true"
+        return response
     context.update(counts=selectors.run_version_counts(run), errors=selectors.run_recent_errors(run))
     return render(request, "judges/run_detail.html", context)
 

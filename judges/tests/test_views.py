@@ -155,6 +155,18 @@ def test_the_run_page_polls_a_progress_partial_while_the_run_is_active(client_fo
     assert "simulated" in full
 
 
+def test_the_progress_poll_of_a_finished_run_reloads_the_page_once(client_for, objects):
+    client = client_for("ml_engineer")
+    run = objects["run"]
+    url = reverse("judges:run_detail", args=[run.pk])
+    assert "HX-Refresh" not in client.get(url, headers={"HX-Request": "true"})
+    run.status = "completed"
+    run.save(update_fields=["status"])
+    finished = client.get(url, headers={"HX-Request": "true"})
+    assert finished["HX-Refresh"] == "true"
+    assert 'hx-trigger="every 2s"' not in client.get(url).content.decode()
+
+
 def test_starting_a_run_from_the_page_queues_it(client_for, vendor_simulator, django_capture_on_commit_callbacks):
     version = simulated_version(name="to-run")
     gold = gold_set_version_with(mixed_items(2, 1))

@@ -4,6 +4,7 @@ Playwright's own browser download cannot work here, so the system Chromium is la
 path. Under CI=true a missing Chromium fails the test; locally it skips.
 """
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -71,3 +72,87 @@ def log_in(page, live_server, username, password="pw-for-tests"):
     page.fill("input[name=password]", password)
     page.click("button[type=submit]")
     page.wait_for_url(f"{live_server.url}/")
+
+
+# --- What the journeys seed: only what each one needs -------------------------------------
+
+
+@pytest.fixture
+def demo_warehouse(settings, tmp_path):
+    """Build the demo warehouse into a temporary file, register it as `demo`, snapshot its catalogue."""
+    from probes.catalogue import catalogue_refresh
+    from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
+
+    settings.WAREHOUSES_FILE = tmp_path / "warehouses.json"
+    path = tmp_path / "demo_warehouse.sqlite3"
+    build_demo_warehouse(str(path))
+    warehouse = register_demo_warehouse(str(path))
+    catalogue_refresh(warehouse=warehouse)
+    return warehouse
+
+
+def demo_gold_slice(tmp_path, external_ids=None, count=None):
+    """Write a slice of the demo gold file (by id, or the first `count` lines) and return its path."""
+    from labelling.demo import DEMO_GOLD_FILE
+
+    lines = DEMO_GOLD_FILE.read_text().splitlines()
+    if external_ids is not None:
+        wanted = set(external_ids)
+        lines = [line for line in lines if json.loads(line)["id"] in wanted]
+    elif count is not None:
+        lines = lines[:count]
+    path = tmp_path / "gold-slice.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def journey_simulator(settings):
+    """Serve the vendor simulator (with the gold-label oracle) on a free port, in a thread."""
+    from judges.management.commands.simulate_vendor import gold_label_oracle
+    from judges.simulator import SimModel, Simulator, start_in_thread
+
+    models = {
+        # Two simulated judges of one seed share blind spots, so the overlap heatmap has misses.
+        "sim-journey-a": SimModel(
+            catch_probability=0.5, false_reject_probability=0.1, flip_probability=0.0, seed="journey", latency_ms=2
+        ),
+        "sim-journey-b": SimModel(
+            catch_probability=0.5, false_reject_probability=0.05, flip_probability=0.0, seed="journey", latency_ms=2
+        ),
+        "sim-journey-sure": SimModel(
+            catch_probability=1.0, false_reject_probability=0.0, flip_probability=0.0, class_accuracy=1.0, latency_ms=2
+        ),
+    }
+    simulator = Simulator(models=models, oracle=gold_label_oracle())
+    server, url = start_in_thread(simulator)
+    settings.VENDOR_SIMULATOR_URL = url
+    simulator.url = url
+    yield simulator
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def journey_worker(transactional_db, settings, demo_warehouse, journey_simulator):
+    """A real Celery worker on the live server's database, the simulator and the journey's warehouses file."""
+    from tests.support.fixtures import WorkerProcess
+
+    env = {"VENDOR_SIMULATOR_URL": journey_simulator.url, "WAREHOUSES_FILE": str(settings.WAREHOUSES_FILE)}
+    worker = WorkerProcess(extra_env=env).start()
+    yield worker
+    worker.stop()
+
+
+def screenshot(page, name: str) -> Path:
+    """Save a full-page screenshot of a journey's key page under var/screenshots/."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def assert_no_sideways_scroll(page) -> None:
+    """The page fits the viewport's width: nothing (a long SQL line, a wide grid) pushes it wider."""
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"page is {widths[0]}px wide in a {widths[1]}px viewport"

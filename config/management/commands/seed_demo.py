@@ -107,14 +107,17 @@ def publish_demo_triage_policy(stdout):
 
 def load_demo_warehouse(stdout):
     """Build the demo warehouse once; later runs only re-register it."""
+    from probes.catalogue import catalogue_refresh
     from probes.demo_warehouse import DEMO_WAREHOUSE_NAME, build_demo_warehouse, register_demo_warehouse
 
     path = settings.VAR_DIR / "demo_warehouse.sqlite3"
     if not path.exists():
         counts = build_demo_warehouse(str(path))
         stdout.write(f"demo warehouse built: {sum(counts.values())} rows in {len(counts)} tables")
-    register_demo_warehouse(str(path))
-    stdout.write(f"demo warehouse registered as `{DEMO_WAREHOUSE_NAME}`")
+    warehouse = register_demo_warehouse(str(path))
+    # The verifier and the fan-out detector read keys from the catalogue.
+    catalogue = catalogue_refresh(warehouse=warehouse)
+    stdout.write(f"demo warehouse registered as `{DEMO_WAREHOUSE_NAME}` (catalogue v{catalogue.version})")
 
 
 DEMO_LIVE_COUNT = 40

@@ -1,0 +1,18 @@
+from django import template
+from django.utils.html import format_html
+
+register = template.Library()
+
+
+@register.filter
+def result_cell(value):
+    """Show a warehouse value as a person reads it: NULL marked, float noise trimmed.
+
+    SQLite sums of decimals come back as binary floats (83121.04999999994); ten
+    significant digits show the value the data holds without hiding real precision.
+    """
+    if value is None:
+        return format_html('<span class="muted">NULL</span>')
+    if isinstance(value, float):
+        return f"{value:.10g}"
+    return value
