@@ -345,7 +345,8 @@ def process_live_query(*, live_id: int) -> str | None:
 @transaction.atomic
 def live_query_record_decision(*, live_id: int, policy, decision: TriageDecision, verifier_stored: dict, preview: dict):
     """Store the pipeline's outcome: a queue item when flagged, an audit copy when drawn."""
-    from labelling.models import Query, QuerySource
+    from labelling.models import QuerySource
+    from labelling.services import query_create
     from triage.models import IngestStatus, LiveQuery, TriageItem
 
     live = LiveQuery.objects.select_for_update().select_related("query").get(pk=live_id)
@@ -378,14 +379,14 @@ def live_query_record_decision(*, live_id: int, policy, decision: TriageDecision
         share = policy.audit_share if policy else 0
         if live.audit_query_id is None and audit_draw(key=str(live.pk), share=share):
             query = live.query
-            live.audit_query = Query.objects.create(
+            # The labelling app's own constructor: fingerprint and queue fields stay consistent.
+            live.audit_query = query_create(
                 question=query.question,
                 sql=query.sql,
                 dialect=query.dialect,
                 warehouse=query.warehouse,
                 source=QuerySource.AUDIT,
                 external_id=query.external_id,
-                fingerprint=query.fingerprint,
                 metadata=query.metadata | {"live_query_id": query.pk, "audit_share": share},
             )
     live.save()
