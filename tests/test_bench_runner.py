@@ -11,3 +11,10 @@ def test_a_missed_target_is_marked_not_hidden():
     line, met = result_line({"name": "p50", "value": 7.0, "unit": "ms", "target_op": "<", "target": 5})
     assert not met
     assert line.endswith("MISSED")
+
+
+def test_a_name_with_spaces_becomes_one_token():
+    line, _ = result_line(
+        {"name": "fan-out probe p50, demo (PG)", "value": 15.0, "unit": "ms", "target_op": "<", "target": 100}
+    )
+    assert line == "fan_out_probe_p50_demo_pg 15 ms (target < 100)"

@@ -11,6 +11,7 @@ import importlib
 import operator
 import os
 import pkgutil
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -24,10 +25,15 @@ def format_value(value: float) -> str:
     return str(value)
 
 
+def metric_name(name: str) -> str:
+    """Make a benchmark's name one token, so each line splits into name, value and unit."""
+    return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+
+
 def result_line(result: dict) -> tuple[str, bool]:
     met = OPS[result["target_op"]](result["value"], result["target"])
     line = (
-        f"{result['name']} {format_value(result['value'])} {result['unit']} "
+        f"{metric_name(result['name'])} {format_value(result['value'])} {result['unit'].replace(' ', '_')} "
         f"(target {result['target_op']} {format_value(result['target'])})"
         f"{'' if met else '  MISSED'}"
     )
