@@ -74,13 +74,14 @@ def fill_database() -> None:
         )
         run.judge_versions.set(versions)
         query_rows = [
-            (f"question {i}", f"SELECT {i}", "sqlite", "gold", gold_set.pk, f"item-{i:05d}", "", "", "{}", now)
+            (f"question {i}", f"SELECT {i}", "sqlite", "gold", gold_set.pk, f"item-{i:05d}", "", "", "{}", now, 0, 1.0,
+             False)
             for i in range(ITEMS)
-        ]
+        ]  # fmt: skip
         insert_rows(
             Query._meta.db_table,
             "question, sql, dialect, source, gold_set_id, external_id, fingerprint, reference_sql, metadata, "
-            "created_at",
+            "created_at, label_count, overlap_key, wants_second_label",
             query_rows,
         )
         query_ids = list(Query.objects.filter(gold_set=gold_set).order_by("pk").values_list("pk", flat=True))
