@@ -18,26 +18,18 @@ from judges.backends.base import (
     render_query_message,
     token_cost,
 )
-from judges.backends.policy import CallPolicy, VendorCallFailed, call_with_policy, vendor_pool
+from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy
 from judges.backends.vendors import anthropic_endpoint, cached_client
 
 
-class AnthropicBackend(JudgeBackend):
+class AnthropicBackend(VendorBackendMixin, JudgeBackend):
     concurrent = True
     client_kind = "anthropic"
 
     def __init__(self, judge_version, *, hypotheses: bool = False):
         super().__init__(judge_version)
-        self.hypotheses = hypotheses
         self.endpoint = anthropic_endpoint(self.config)
-        self.policy = CallPolicy.from_config(self.config)
-        self.timeout_s = float(self.config.get("timeout_s", 60))
-        self.pool = vendor_pool(
-            self.vendor_key(),
-            concurrency=int(self.config.get("concurrency", 8)),
-            rpm=self.config.get("rpm"),
-            tpm=self.config.get("tpm"),
-        )
+        self.setup_vendor_calls(hypotheses=hypotheses)
 
     def vendor_key(self) -> str:
         return f"anthropic:{self.endpoint.base_url}"

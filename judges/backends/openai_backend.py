@@ -23,26 +23,18 @@ from judges.backends.base import (
     render_query_message,
     token_cost,
 )
-from judges.backends.policy import CallPolicy, VendorCallFailed, call_with_policy, vendor_pool
+from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy
 from judges.backends.vendors import cached_client, openai_endpoint
 
 
-class OpenAICompatibleBackend(JudgeBackend):
+class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
     concurrent = True
 
     def __init__(self, judge_version, *, hypotheses: bool = False):
         super().__init__(judge_version)
-        self.hypotheses = hypotheses
         self.endpoint = openai_endpoint(self.config)
-        self.policy = CallPolicy.from_config(self.config)
-        self.timeout_s = float(self.config.get("timeout_s", 60))
         self.structured = self.config.get("structured", "tool")
-        self.pool = vendor_pool(
-            self.vendor_key(),
-            concurrency=int(self.config.get("concurrency", 8)),
-            rpm=self.config.get("rpm"),
-            tpm=self.config.get("tpm"),
-        )
+        self.setup_vendor_calls(hypotheses=hypotheses)
 
     def vendor_key(self) -> str:
         return f"openai:{self.endpoint.base_url}"

@@ -175,3 +175,21 @@ def call_with_policy(call, *, pool: VendorPool, policy: CallPolicy, estimated_to
             time.sleep(wait)
             continue
         raise VendorCallFailed(reason, attempts=attempts)
+
+
+class VendorBackendMixin:
+    """What every vendor-calling backend sets up the same way: policy, timeout, capacity pool.
+
+    The subclass sets `self.endpoint` first and names its pool in `vendor_key()`.
+    """
+
+    def setup_vendor_calls(self, *, hypotheses: bool) -> None:
+        self.hypotheses = hypotheses
+        self.policy = CallPolicy.from_config(self.config)
+        self.timeout_s = float(self.config.get("timeout_s", 60))
+        self.pool = vendor_pool(
+            self.vendor_key(),
+            concurrency=int(self.config.get("concurrency", 8)),
+            rpm=self.config.get("rpm"),
+            tpm=self.config.get("tpm"),
+        )
