@@ -195,6 +195,11 @@ CELERY_BEAT_SCHEDULE = {
 }
 TRIAGE_ALERT_WEBHOOK_URL = os.environ.get("TRIAGE_ALERT_WEBHOOK_URL", "")
 TRIAGE_API_MAX_BODY_BYTES = int(_positive_float("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024))
+# How long a web process trusts a token it has looked up; a revocation takes this long
+# to reach the other processes (the revoking one drops it at once).
+TRIAGE_API_TOKEN_CACHE_SECONDS = _positive_float("TRIAGE_API_TOKEN_CACHE_SECONDS", 5)
+# Threads per worker process that call live judges; shared by every pipeline task.
+TRIAGE_JUDGE_THREADS = int(_positive_float("TRIAGE_JUDGE_THREADS", 32))
 
 # --- Vendors ----------------------------------------------------------------------------
 # Keys come only from the environment; they are never stored in the database or shown.

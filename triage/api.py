@@ -14,8 +14,9 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from probes.selectors import warehouses_named
 from triage.models import ApiToken, LiveQuery
-from triage.services import api_token_touch, hash_token, live_queries_ingest
+from triage.services import api_token_authenticate, live_queries_ingest
 
 MAX_BATCH = 500
 MAX_ID = 2**63 - 1  # the largest big-integer primary key
@@ -46,10 +47,9 @@ class ApiTokenAuthentication(BaseAuthentication):
             return None
         if len(parts) != 2:
             raise AuthenticationFailed("Authorization header must be 'Bearer <token>'.")
-        token = ApiToken.objects.filter(token_hash=hash_token(parts[1].decode(errors="replace"))).first()
-        if token is None or not token.is_active:
+        token = api_token_authenticate(plaintext=parts[1].decode(errors="replace"))
+        if token is None:
             raise AuthenticationFailed("Invalid or revoked token.")
-        api_token_touch(token=token)
         return TokenClient(token), token
 
     def authenticate_header(self, request):
@@ -136,8 +136,6 @@ class QueryStatusSerializer(serializers.Serializer):
 
 def _field_errors(rows) -> tuple[list[dict], dict, dict]:
     """Validate each row; return the clean rows, errors keyed by row index, and the warehouses."""
-    from probes.models import Warehouse
-
     clean, errors = [], {}
     for index, row in enumerate(rows):
         serializer = QueryInSerializer(data=row)
@@ -147,7 +145,7 @@ def _field_errors(rows) -> tuple[list[dict], dict, dict]:
             clean.append(dict(serializer.validated_data))
         else:
             errors[str(index)] = serializer.errors
-    known = {w.name: w for w in Warehouse.objects.filter(name__in={r["warehouse"] for r in clean})}
+    known = warehouses_named(r["warehouse"] for r in clean)
     for index, row in enumerate(rows):
         if isinstance(row, dict) and str(index) not in errors and row.get("warehouse") not in known:
             errors[str(index)] = {"warehouse": [f"Unknown warehouse {row.get('warehouse')!r}."]}

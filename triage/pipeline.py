@@ -7,11 +7,13 @@ those inputs by calling the verifier, judge and probe services, then stores the 
 
 import hashlib
 import logging
+import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from django.db import connections, transaction
+from django.conf import settings
+from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
 logger = logging.getLogger(__name__)
@@ -196,14 +198,32 @@ def _jsonable(value):
     return value if isinstance(value, str | int | float | bool) else str(value)
 
 
+_judge_pool: ThreadPoolExecutor | None = None
+_judge_pool_lock = threading.Lock()
+
+
+def _judge_executor() -> ThreadPoolExecutor:
+    """The process's pool of threads for live judge calls, started on first use.
+
+    One long-lived pool rather than one per query: its threads keep their database
+    connections (within CONN_MAX_AGE) instead of opening one per judge per query.
+    """
+    global _judge_pool
+    with _judge_pool_lock:
+        if _judge_pool is None:
+            _judge_pool = ThreadPoolExecutor(max_workers=settings.TRIAGE_JUDGE_THREADS, thread_name_prefix="live-judge")
+        return _judge_pool
+
+
 def _judge_in_thread(judge_version, query):
-    """Call one judge from a worker thread, on that thread's own database connection."""
+    """Call one judge from a pool thread, on that thread's own database connection."""
     from judges.services import judge_live_query
 
     try:
         return judge_live_query(judge_version=judge_version, query=query)
     finally:
-        connections.close_all()
+        # What the end of a request does: drop the connection if it is too old or broken.
+        close_old_connections()
 
 
 def run_judges(query, judge_versions) -> list:
@@ -218,8 +238,7 @@ def run_judges(query, judge_versions) -> list:
 
         fresh = [judge_live_query(judge_version=jv, query=query) for jv in todo]
     elif todo:
-        with ThreadPoolExecutor(max_workers=min(8, len(todo))) as pool:
-            fresh = list(pool.map(lambda jv: _judge_in_thread(jv, query), todo))
+        fresh = list(_judge_executor().map(lambda jv: _judge_in_thread(jv, query), todo))
     else:
         fresh = []
     by_version = existing | {v.judge_version_id: v for v in fresh}

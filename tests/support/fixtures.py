@@ -17,6 +17,15 @@ from config.roles import ALL_ROLES, ensure_role_groups
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _empty_process_cache():
+    """Start every test with an empty in-process cache: rows one test cached (tokens,
+    warehouses) must not outlive the transaction that rolled them back."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def role_users(db, django_user_model):
     """Return one user per role plus an outsider with no role, keyed by role name."""

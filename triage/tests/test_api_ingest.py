@@ -151,3 +151,37 @@ def test_a_live_query_stored_without_its_pipeline_row_is_adopted_not_duplicated(
     assert response.status_code == 200
     assert Query.objects.filter(external_id="legacy-1").count() == 1
     assert LiveQuery.objects.get(pk=response.json()["id"]).status == IngestStatus.PENDING
+
+
+def test_a_token_remembered_by_this_process_is_refused_as_soon_as_it_is_revoked(api, django_assert_num_queries):
+    from triage.models import ApiToken
+    from triage.services import api_token_revoke
+
+    assert api("post", URL, row("before")).status_code == 202
+    # Remembered: the next post reads neither the token nor the warehouse. What is left is
+    # the savepoint the test's transaction turns `atomic` into, and the two inserts.
+    with django_assert_num_queries(4) as queries:
+        assert api("post", URL, row("cached")).status_code == 202
+    assert [q["sql"].split()[0] for q in queries.captured_queries] == ["SAVEPOINT", "INSERT", "INSERT", "RELEASE"]
+    api_token_revoke(token=ApiToken.objects.get())
+    assert api("post", URL, row("after")).status_code == 401
+    assert not Query.objects.filter(external_id="after").exists()
+
+
+def test_a_warehouse_created_after_a_post_named_it_is_usable_at_once(api):
+    assert api("post", URL, row("early", warehouse="late")).status_code == 400
+    factories.warehouse("late")
+    response = api("post", URL, row("on-time", warehouse="late"))
+    assert response.status_code == 202
+    assert LiveQuery.objects.get(pk=response.json()["id"]).query.warehouse.name == "late"
+
+
+def test_a_deleted_warehouse_is_forgotten_by_the_process_that_deleted_it(api):
+    from probes.models import Warehouse
+
+    assert api("post", URL, row("w-1", warehouse="gone")).status_code == 400
+    factories.warehouse("gone")
+    assert api("post", URL, row("w-2", warehouse="gone")).status_code == 202
+    Query.objects.filter(warehouse__name="gone").delete()
+    Warehouse.objects.filter(name="gone").get().delete()
+    assert api("post", URL, row("w-3", warehouse="gone")).status_code == 400

@@ -1,0 +1,22 @@
+"""Gunicorn settings for serving Docket in production: `gunicorn -c config/gunicorn.conf.py config.wsgi`.
+
+Threads let a worker overlap the waits of a request (PostgreSQL commits, the broker
+publish) while the GIL caps each process at one core, so the default is a process per
+core plus one, each with four threads: on two cores that measured best for the ingestion
+API (tests/bench/bench_triage.py). Every value can be overridden from the environment.
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
+workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() + 1))
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+# API clients keep connections open between posts; a short keep-alive spares the handshake.
+keepalive = int(os.environ.get("GUNICORN_KEEPALIVE", "5"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+# Recycle workers now and then so a slow leak in any library cannot grow without bound.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "0"))
+max_requests_jitter = max(1, max_requests // 10) if max_requests else 0
+accesslog = os.environ.get("GUNICORN_ACCESSLOG") or None
