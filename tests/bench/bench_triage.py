@@ -16,8 +16,11 @@ Two phases, each a load of BENCH_TRIAGE_SECONDS (default 120, the issue's 2-minu
    analyst queue (p50, target: judge latency + 150 ms), and whether the worker's memory
    stays flat.
 
-Needs PostgreSQL at BENCH_POSTGRES_URL (default postgresql://postgres@127.0.0.1:5432) and
-Redis at BENCH_REDIS_URL (default db 6). Every request goes to 127.0.0.1 only.
+BENCH_TRIAGE_PHASES=ingestion or =pipeline runs one phase. The posts are
+the demo gold set's SQL against the demo warehouse (built in a scratch folder), marked so
+the simulated judges reject the wrong ones. Needs PostgreSQL at BENCH_POSTGRES_URL
+(default postgresql://postgres@127.0.0.1:5432) and Redis at BENCH_REDIS_URL (default db 6).
+Every request goes to 127.0.0.1 only.
 """
 
 import http.client
@@ -26,6 +29,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -39,11 +43,11 @@ CLIENTS = 32
 
 JUDGE_LATENCY_MS = 200
 SIMULATOR_PORT = int(os.environ.get("BENCH_TRIAGE_SIMULATOR_PORT", "8792"))
+DEMO_GOLD = ROOT / "labelling" / "data" / "demo_gold.jsonl"
 SETUP = """
 import sys
 from probes.models import Warehouse
 from triage.services import api_token_issue, policy_publish
-Warehouse.objects.get_or_create(name="shop", defaults={"dialect": "sqlite"})
 judges = []
 if "--judges" in sys.argv:
     from judges.models import Judge, JudgeVersion
@@ -53,7 +57,8 @@ if "--judges" in sys.argv:
             judge=judge, number=1, backend="anthropic", family="simulated", model="sim-bench",
             config={"simulated": True, "timeout_s": 5.0, "concurrency": 8}, is_simulated=True,
         ))
-policy_publish(changes={"run_verifier": False, "run_fanout_detector": False, "audit_share": 0.05},
+# The whole pipeline: verifier, judges, the fan-out detector and its probes on the demo warehouse.
+policy_publish(changes={"run_verifier": True, "run_fanout_detector": True, "audit_share": 0.05},
                judge_versions=judges)
 print(api_token_issue(client="bench", scopes=["ingest", "read"])[1])
 """
@@ -63,7 +68,6 @@ def _start_simulator(env: dict):
     """Serve the judges' vendor simulator (200 ms, always right) in its own process, if it exists."""
     import importlib.util
     import socket
-    import tempfile
 
     if importlib.util.find_spec("judges.management.commands.simulate_vendor") is None:
         return None, None
@@ -139,18 +143,10 @@ def _wait_for_health(deadline_s: float = 60) -> None:
 
 def _load(token: str, seconds: float, clients: int, rate: float) -> dict:
     """Post single queries from the load-generator process; return its latencies, ids, errors."""
+    tag = uuid.uuid4().hex[:8]
     out = subprocess.run(
-        [
-            PY,
-            "-m",
-            "tests.bench.loadgen",
-            str(PORT),
-            token,
-            str(seconds),
-            str(clients),
-            str(rate),
-            uuid.uuid4().hex[:8],
-        ],
+        [PY, "-m", "tests.bench.loadgen", str(PORT), token, str(seconds), str(clients), str(rate), tag]
+        + [str(DEMO_GOLD), "demo"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -230,6 +226,18 @@ def _prepare(env: dict, pg_base: str) -> tuple[str, subprocess.Popen | None]:
     subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DB_NAME], check=True)
     subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DB_NAME], check=True)
     subprocess.run([PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
+    # The demo warehouse in a scratch folder: the benchmark never touches the demo's own files.
+    scratch = Path(tempfile.mkdtemp(prefix="bench-triage-"))
+    env["WAREHOUSES_FILE"] = str(scratch / "warehouses.json")
+    manage = [PY, "manage.py"]
+    subprocess.run(
+        manage + ["load_demo_warehouse", "--path", str(scratch / "demo.sqlite3")],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(manage + ["refresh_catalogue", "demo"], cwd=ROOT, env=env, check=True, capture_output=True)
     _purge_queue(env)
     simulator, simulator_url = _start_simulator(env)
     if simulator_url:
@@ -359,6 +367,7 @@ def run() -> list[dict]:
     seconds = float(os.environ.get("BENCH_TRIAGE_SECONDS", "120"))
     rate = float(os.environ.get("BENCH_TRIAGE_RATE", "300"))
     pipeline_rate = float(os.environ.get("BENCH_TRIAGE_PIPELINE_RATE", "20"))
+    phases = os.environ.get("BENCH_TRIAGE_PHASES", "ingestion,pipeline").split(",")
     pg_base = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432")
     redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
     env = _env(pg_base, redis_url)
@@ -366,9 +375,12 @@ def run() -> list[dict]:
     web = _start_web(env)
     try:
         _wait_for_health()
-        results = _ingestion_phase(token, seconds, rate, web)
-        _purge_queue(env)  # phase 1's posts were never meant to be judged
-        results += _pipeline_phase(env, token, seconds, pipeline_rate, judged=simulator is not None)
+        results = []
+        if "ingestion" in phases:
+            results += _ingestion_phase(token, seconds, rate, web)
+            _purge_queue(env)  # phase 1's posts were never meant to be judged
+        if "pipeline" in phases:
+            results += _pipeline_phase(env, token, seconds, pipeline_rate, judged=simulator is not None)
     finally:
         _stop(web, simulator)
         _purge_queue(env)

@@ -6,8 +6,9 @@ threads spent about as much CPU per request as the API itself. This one keeps
 `clients` keep-alive connections on one asyncio loop, writes pre-formatted requests and
 parses only the status line, Content-Length and the JSON body's id.
 
-Usage: python -m tests.bench.loadgen PORT TOKEN SECONDS CLIENTS RATE TAG
-RATE is the total posts per second to aim for (0 = as fast as the server answers).
+Usage: python -m tests.bench.loadgen PORT TOKEN SECONDS CLIENTS RATE TAG QUERIES_JSONL WAREHOUSE
+RATE is the total posts per second to aim for (0 = as fast as the server answers);
+QUERIES_JSONL is a gold-set file whose SQL is posted in turn (labelling/data/demo_gold.jsonl).
 Prints one JSON line: {"latencies_ms": [...], "errors": N, "ids": [...], "posted_at": [...]}.
 """
 
@@ -19,15 +20,28 @@ import time
 MAX_REQUESTS = 200_000
 
 
-def request_bytes(token: str, external_id: str, wrong: bool) -> bytes:
+def live_queries(path: str) -> list[dict]:
+    """The demo gold set's questions and SQL, each marked for the simulated judges.
+
+    Real SQL against the demo warehouse, so the pipeline's verifier and fan-out probes do
+    real work; the markers let the simulator reject exactly the wrong ones.
+    """
+    queries = []
+    with open(path) as lines:
+        for line in lines:
+            item = json.loads(line)
+            marker = f"wrong {item['error_class'] or 'other'}" if item["label"] == "wrong" else "correct"
+            queries.append({"question": item["question"], "sql": f"{item['sql']}\n-- sim: {marker}"})
+    return queries
+
+
+def request_bytes(token: str, external_id: str, query: dict, warehouse: str) -> bytes:
     body = json.dumps(
         {
             "external_id": external_id,
-            "question": "Revenue by month?",
-            # One in five is wrong, so the simulated judges flag it into the queue.
-            "sql": "SELECT strftime('%Y-%m', created_at) AS m, SUM(amount) FROM orders GROUP BY m"
-            + (" -- sim: wrong missing_filter" if wrong else " -- sim: correct"),
-            "warehouse": "shop",
+            "question": query["question"],
+            "sql": query["sql"],
+            "warehouse": warehouse,
             "metadata": {"generator": "bench"},
         }
     ).encode()
@@ -61,7 +75,8 @@ async def client(n: int, args, stop_at: float, interval: float, out: dict) -> No
             delay = next_at - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
-        payload = request_bytes(token, f"bench-{tag}-{n}-{i}", wrong=i % 5 == 0)
+        query = args["queries"][(n * 7919 + i) % len(args["queries"])]
+        payload = request_bytes(token, f"bench-{tag}-{n}-{i}", query, args["warehouse"])
         started = time.perf_counter()
         posted_at = time.time()
         try:
@@ -93,7 +108,7 @@ async def main(args) -> dict:
 
 
 if __name__ == "__main__":
-    port, token, seconds, clients, rate, tag = sys.argv[1:7]
+    port, token, seconds, clients, rate, tag, queries, warehouse = sys.argv[1:9]
     result = asyncio.run(
         main(
             {
@@ -103,6 +118,8 @@ if __name__ == "__main__":
                 "clients": int(clients),
                 "rate": float(rate),
                 "tag": tag,
+                "queries": live_queries(queries),
+                "warehouse": warehouse,
             }
         )
     )
