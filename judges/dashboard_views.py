@@ -241,6 +241,8 @@ def heatmap(data: CalibrationData, report: dict, key: str) -> dict:
         "cells": cells,
         "labels": labels,
         "columns": columns,
+        # Column numbers under the grid match the numbered row labels.
+        "column_label_y": 10 + n * size + 14,
         "width": 160 + n * size,
         "height": 30 + n * size,
     }

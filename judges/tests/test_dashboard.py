@@ -87,6 +87,14 @@ def test_dashboard_shows_the_report_numbers_with_intervals_and_badges(client_for
     assert "Pareto" in html
 
 
+def test_heatmap_columns_are_numbered_like_its_rows(client_for, version):
+    html = client_for("ml_engineer").get(reverse("judges:dashboard", args=[version.pk])).content.decode()
+    judges = build_report(gold_set_version=version)["judges"]
+    for number in range(1, len(judges) + 1):
+        assert html.count(f'text-anchor="middle" class="muted">{number}</text>') == 2  # both heatmaps
+        assert html.count(f'dominant-baseline="middle">{number}. ') == 2
+
+
 def test_json_download_is_the_report(client_for, version):
     response = client_for("ml_engineer").get(
         reverse("judges:dashboard-report-json", args=[version.pk]) + "?generation_cost=0.01&baseline=alpha:1"

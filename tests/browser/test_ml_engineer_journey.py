@@ -105,6 +105,8 @@ def test_an_ml_engineer_calibrates_a_new_judge_and_reads_the_dashboard(
     shown_catch = row.locator("td").nth(4).inner_text().splitlines()[0]
     assert shown_catch == f"{expected['claude-journey']:.3f}"
     assert_no_sideways_scroll(page)
+    table_widths = page.locator("#judges-table .table-scroll").evaluate("el => [el.scrollWidth, el.clientWidth]")
+    assert table_widths[0] <= table_widths[1], f"the judges table scrolls sideways: {table_widths}"
     screenshot(page, "journey-ml-engineer-dashboard")
 
     # Both judges share a seed, so they miss the same wrong items: the overlap cell lists them.
