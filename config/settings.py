@@ -198,6 +198,10 @@ TRIAGE_API_MAX_BODY_BYTES = int(_positive_float("TRIAGE_API_MAX_BODY_BYTES", 4 *
 # How long a web process trusts a token it has looked up; a revocation takes this long
 # to reach the other processes (the revoking one drops it at once).
 TRIAGE_API_TOKEN_CACHE_SECONDS = _positive_float("TRIAGE_API_TOKEN_CACHE_SECONDS", 5)
+# A live query still `processing` after this long was left by a worker that died; the
+# sweeper re-sends it and the next worker takes it over. Longer than any pipeline run
+# (judge timeouts and retries included), or a slow run would be judged twice.
+TRIAGE_PROCESSING_TIMEOUT_S = _positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 600)
 # Threads per worker process that call live judges; shared by every pipeline task.
 TRIAGE_JUDGE_THREADS = int(_positive_float("TRIAGE_JUDGE_THREADS", 32))
 

@@ -156,7 +156,7 @@ def _claim_for_processing(live_id: int) -> bool:
     if claimed:
         return True
     # A worker that died mid-run leaves `processing`; the sweeper re-sends it and we take over.
-    stale = timezone.now() - timezone.timedelta(minutes=10)
+    stale = timezone.now() - timezone.timedelta(seconds=settings.TRIAGE_PROCESSING_TIMEOUT_S)
     return bool(
         LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PROCESSING, started_at__lt=stale).update(
             started_at=timezone.now()

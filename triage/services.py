@@ -290,7 +290,10 @@ def live_queries_requeue_stale(*, older_than: timedelta = timedelta(minutes=2), 
             Q(status=IngestStatus.PENDING, created_at__lt=cutoff)
             & (Q(enqueued_at__isnull=True) | Q(enqueued_at__lt=cutoff))
         )
-        | LiveQuery.objects.filter(status=IngestStatus.PROCESSING, started_at__lt=cutoff - older_than * 4)
+        | LiveQuery.objects.filter(
+            status=IngestStatus.PROCESSING,
+            started_at__lt=timezone.now() - timedelta(seconds=settings.TRIAGE_PROCESSING_TIMEOUT_S),
+        )
     ).order_by("created_at")
     ids = list(stale.values_list("pk", flat=True)[:limit])
     if not ids:

@@ -69,3 +69,24 @@ def test_queries_ingested_during_an_outage_are_judged_after_it(client, celery_wo
         timeout=90,
         what=f"the worker to process all five (log: {celery_worker_process.output()[-2000:]})",
     )
+
+
+@pytest.mark.django_db
+def test_a_query_left_processing_is_resent_only_after_the_processing_timeout(settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from triage.pipeline import _claim_for_processing
+    from triage.services import live_queries_requeue_stale
+
+    settings.TRIAGE_PROCESSING_TIMEOUT_S = 300
+    live = factories.live_query(status=IngestStatus.PROCESSING)
+    LiveQuery.objects.filter(pk=live.pk).update(started_at=timezone.now() - timedelta(seconds=200))
+    # Still within its time: perhaps a slow judge. Neither the sweeper nor a redelivery takes it.
+    assert live_queries_requeue_stale(older_than=timedelta(0)) == 0
+    assert not _claim_for_processing(live.pk)
+    LiveQuery.objects.filter(pk=live.pk).update(started_at=timezone.now() - timedelta(seconds=400))
+    # Its worker is gone: the sweeper re-sends it and the task that gets it takes over.
+    assert live_queries_requeue_stale(older_than=timedelta(0)) == 1
+    assert _claim_for_processing(live.pk)
