@@ -624,6 +624,8 @@ class SimulatorServer:
                 pass
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass  # the client went away or sent garbage: drop the connection
+        except asyncio.CancelledError:
+            pass  # shutdown; ending quietly spares asyncio's "exception in callback" noise
         finally:
             self._connections.discard(task)
             writer.close()
