@@ -43,7 +43,7 @@ def chunk_claim(chunk_id: int) -> RunChunk | None:
     claimed = (
         RunChunk.objects.filter(pk=chunk_id)
         .filter(Q(status=ChunkStatus.PENDING) | Q(status=ChunkStatus.RUNNING, lease_until__lt=now))
-        .update(status=ChunkStatus.RUNNING, lease_until=now + LEASE, attempts=F("attempts") + 1)
+        .update(status=ChunkStatus.RUNNING, lease_until=now + LEASE, attempts=F("attempts") + 1, updated_at=now)
     )
     if not claimed:
         return None
@@ -119,6 +119,7 @@ class ChunkWriter:
 
     def flush(self) -> None:
         """Store buffered verdicts, refresh the chunk's exact figures, renew the lease, check for stop."""
+        now = timezone.now()
         with transaction.atomic():
             if self.buffer:
                 Verdict.objects.bulk_create(self.buffer, ignore_conflicts=True, batch_size=500)
@@ -129,7 +130,8 @@ class ChunkWriter:
                 done_count=figures["done"],
                 error_count=figures["errors"],
                 spent_usd=figures["spent"] or 0,
-                lease_until=timezone.now() + LEASE,
+                lease_until=now + LEASE,
+                updated_at=now,
             )
         self.buffer, self.unflushed_spend = [], Decimal("0")
         self.last_flush = time.monotonic()
@@ -157,7 +159,7 @@ class ChunkWriter:
 
 def chunk_release(chunk: RunChunk) -> None:
     """Hand a chunk back (run stopped): a resume picks it up where its verdicts end."""
-    RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.PENDING, lease_until=None)
+    RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.PENDING, lease_until=None, updated_at=timezone.now())
 
 
 def chunk_finish(writer: ChunkWriter) -> str:
@@ -167,7 +169,9 @@ def chunk_finish(writer: ChunkWriter) -> str:
         chunk_release(writer.chunk)
         run_finish_if_stopped(writer.chunk.run_id)
         return f"stopped: {writer.stop_reason}"
-    RunChunk.objects.filter(pk=writer.chunk.pk).update(status=ChunkStatus.DONE, lease_until=None)
+    RunChunk.objects.filter(pk=writer.chunk.pk).update(
+        status=ChunkStatus.DONE, lease_until=None, updated_at=timezone.now()
+    )
     run_finish_if_complete(writer.chunk.run_id)
     return "done"
 
@@ -278,7 +282,7 @@ def judge_concurrently(backend, first: ChunkWriter, *, continue_with_next: bool)
     """Keep the vendor pool's concurrency busy: each thread takes its next item as soon as a call returns.
 
     The calling thread keeps a queue of items (from the current chunk, then from lazily
-    claimed next ones) a pool's width ahead of the threads, and stores their results; a
+    claimed next ones) two pools' width ahead of the threads, and stores their results; a
     thread never waits for it between two calls, so a flush or a chunk boundary does not
     idle the pool. A chunk is finished once all its items are answered.
     """

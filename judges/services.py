@@ -277,7 +277,9 @@ def calibration_run_resume(*, run: CalibrationRun, spend_cap_usd=None) -> Calibr
     run.resumed_at = timezone.now()
     run.done_at_resume = totals["done"]
     run.save()
-    run.chunks.filter(status=ChunkStatus.RUNNING).update(status=ChunkStatus.PENDING, lease_until=None)
+    run.chunks.filter(status=ChunkStatus.RUNNING).update(
+        status=ChunkStatus.PENDING, lease_until=None, updated_at=timezone.now()
+    )
     run_enqueue_plan(run)
     return run
 
@@ -313,11 +315,30 @@ def run_chunks_enqueue(chunk_ids) -> None:
 
 
 def run_stale_chunks_requeue() -> int:
-    """Queue again every chunk whose worker let its lease expire (crashed); return how many."""
+    """Queue again what crashed workers left; return how many tasks were queued.
+
+    A chunk whose lease expired is queued again; a running run none of whose chunks moved
+    for a lease (its lanes were lost, e.g. the broker refused a lane's hand-on) gets new
+    lanes, and its pending chunks are marked as touched so the next check waits a lease.
+    """
+    from judges.runner import LEASE
+
+    now = timezone.now()
     stale = list(
         RunChunk.objects.filter(
-            status=ChunkStatus.RUNNING, lease_until__lt=timezone.now(), run__status=RunStatus.RUNNING
+            status=ChunkStatus.RUNNING, lease_until__lt=now, run__status=RunStatus.RUNNING
         ).values_list("pk", flat=True)
     )
     run_chunks_enqueue(stale)
-    return len(stale)
+    queued = len(stale)
+    stalled = (
+        CalibrationRun.objects.filter(status=RunStatus.RUNNING, chunks__status=ChunkStatus.PENDING)
+        .exclude(chunks__updated_at__gte=now - LEASE)
+        .exclude(chunks__status=ChunkStatus.RUNNING)
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    for run_id in list(stalled):
+        RunChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).update(updated_at=now)
+        queued += run_lanes_enqueue(run_id)
+    return queued

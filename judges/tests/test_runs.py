@@ -224,3 +224,31 @@ def test_a_lane_whose_chunk_is_taken_judges_another_of_its_judge_version(vendor_
     assert small_chunks.queued == []  # nothing left: the lane ends
     run.refresh_from_db()
     assert run.status == RunStatus.COMPLETED and Verdict.objects.filter(run=run).count() == 4
+
+
+def test_the_stale_check_requeues_a_crashed_chunk_and_revives_a_run_whose_lanes_were_lost(
+    vendor_simulator, small_chunks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from judges.runner import LEASE
+    from judges.services import run_stale_chunks_requeue
+
+    version = gold_set_version_with(mixed_items(4, 0))
+    # Its lanes are queued on commit, which never comes here: as if the broker lost them.
+    run = calibration_run_start(gold_set_version=version, judge_versions=[simulated_version()], repeats=1)
+    first, second = RunChunk.objects.filter(run=run).order_by("pk").values_list("pk", flat=True)
+    assert run_stale_chunks_requeue() == 0  # just planned: nothing is stale yet
+    long_ago = timezone.now() - LEASE - timedelta(minutes=1)
+    RunChunk.objects.filter(run=run).update(updated_at=long_ago)
+    assert run_stale_chunks_requeue() == 2 and small_chunks.queued == [first, second]
+    assert run_stale_chunks_requeue() == 0  # revived: the next check waits a lease again
+    small_chunks.queued.clear()
+    # A worker claimed the first chunk and died: its lease runs out.
+    RunChunk.objects.filter(pk=first).update(status=ChunkStatus.RUNNING, lease_until=long_ago)
+    assert run_stale_chunks_requeue() == 1 and small_chunks.queued == [first]
+    small_chunks.work_off()
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED and Verdict.objects.filter(run=run).count() == 4
