@@ -619,6 +619,7 @@ class SimulatorServer:
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._connections.add(task)
+        self.app.simulator.count("connections")  # clients should keep theirs alive
         try:
             while await self._one_request(reader, writer):
                 pass
