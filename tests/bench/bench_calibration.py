@@ -11,8 +11,10 @@
    all 900,000 would take far longer than a bench may) while the peak resident memory
    (VmHWM) of the worker and its pool children is sampled, and the run is cancelled
    cleanly. The worker first judges a small warm-up run with the same three judges (both
-   SDKs loaded). Reported: the peak, the resident memory averaged over the window's first
-   and last quarters (growth would show there), verdicts done and the throughput.
+   SDKs loaded); in the window it takes the run's judges in turn (30 s each, see
+   judges.runner.CHAIN_SECONDS), so all three are measured. Reported: the peak, the
+   resident memory averaged over the window's first and last quarters (growth would show
+   there), verdicts done and the throughput.
    BENCH_CALIBRATION_ITEMS changes the item count (0 skips this part).
 
 Everything runs in a child process on its own SQLite database and broker folder under
@@ -344,7 +346,7 @@ def memory_run(worker, items: int) -> list[dict]:
     Path("/proc/self/clear_refs").write_text("5")  # Linux: VmHWM starts afresh from VmRSS
     started = time.monotonic()
     run = calibration_run_start(gold_set_version=gold, judge_versions=versions, repeats=3)
-    plan_s = time.monotonic() - started  # includes queueing every chunk's task on commit
+    plan_s = time.monotonic() - started  # includes queueing the run's lanes on commit
     planning_growth = status_kb(os.getpid(), "VmHWM") / 1024 - rss_before
     total = CalibrationRun.objects.values_list("total_tasks", flat=True).get(pk=run.pk)
 
