@@ -10,7 +10,7 @@ log = logging.getLogger(__name__)
 
 @shared_task(name="judges.plan_calibration_run", acks_late=True)
 def plan_calibration_run(run_id: int) -> int:
-    """Split a run into chunks (once) and queue every chunk not yet done."""
+    """Split a run into chunks (once) and queue its lanes (services.run_lanes_enqueue)."""
     from judges.models import CalibrationRun
     from judges.services import calibration_run_plan, run_lanes_enqueue
 
