@@ -34,6 +34,8 @@ FLUSH_EVERY_SECONDS = 1.0
 # A task goes on to further chunks of its judge version for this long, then returns so the
 # chunks of the run's other judge versions queued behind it get their turn on this worker.
 CHAIN_SECONDS = 30.0
+# While items are queued ahead, the task's thread lets answers gather this long before
+# storing them, instead of waking once per answer.
 GATHER_SECONDS = 0.02
 
 
