@@ -7,14 +7,15 @@ a redelivered or resumed chunk judges only what is missing, and the unique const
 (judge version, query, run, repeat) makes a second copy of a verdict impossible.
 
 Vendor calls run on threads, up to the vendor pool's concurrency; the calling thread
-alone touches the database (buffer, flush, stop checks).
+alone touches the database (buffer, flush, stop checks) and keeps the threads fed.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from datetime import timedelta
 from decimal import Decimal
 
@@ -30,6 +31,12 @@ log = logging.getLogger(__name__)
 LEASE = timedelta(minutes=5)
 FLUSH_EVERY_VERDICTS = 64
 FLUSH_EVERY_SECONDS = 1.0
+# A task goes on to further chunks of its judge version for this long, then returns so the
+# chunks of the run's other judge versions queued behind it get their turn on this worker.
+CHAIN_SECONDS = 30.0
+# While items are queued ahead, the task's thread lets answers gather this long before
+# storing them, instead of waking once per answer.
+GATHER_SECONDS = 0.02
 
 
 def chunk_claim(chunk_id: int) -> RunChunk | None:
@@ -38,7 +45,7 @@ def chunk_claim(chunk_id: int) -> RunChunk | None:
     claimed = (
         RunChunk.objects.filter(pk=chunk_id)
         .filter(Q(status=ChunkStatus.PENDING) | Q(status=ChunkStatus.RUNNING, lease_until__lt=now))
-        .update(status=ChunkStatus.RUNNING, lease_until=now + LEASE, attempts=F("attempts") + 1)
+        .update(status=ChunkStatus.RUNNING, lease_until=now + LEASE, attempts=F("attempts") + 1, updated_at=now)
     )
     if not claimed:
         return None
@@ -114,6 +121,7 @@ class ChunkWriter:
 
     def flush(self) -> None:
         """Store buffered verdicts, refresh the chunk's exact figures, renew the lease, check for stop."""
+        now = timezone.now()
         with transaction.atomic():
             if self.buffer:
                 Verdict.objects.bulk_create(self.buffer, ignore_conflicts=True, batch_size=500)
@@ -124,7 +132,8 @@ class ChunkWriter:
                 done_count=figures["done"],
                 error_count=figures["errors"],
                 spent_usd=figures["spent"] or 0,
-                lease_until=timezone.now() + LEASE,
+                lease_until=now + LEASE,
+                updated_at=now,
             )
         self.buffer, self.unflushed_spend = [], Decimal("0")
         self.last_flush = time.monotonic()
@@ -152,7 +161,7 @@ class ChunkWriter:
 
 def chunk_release(chunk: RunChunk) -> None:
     """Hand a chunk back (run stopped): a resume picks it up where its verdicts end."""
-    RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.PENDING, lease_until=None)
+    RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.PENDING, lease_until=None, updated_at=timezone.now())
 
 
 def chunk_finish(writer: ChunkWriter) -> str:
@@ -162,33 +171,57 @@ def chunk_finish(writer: ChunkWriter) -> str:
         chunk_release(writer.chunk)
         run_finish_if_stopped(writer.chunk.run_id)
         return f"stopped: {writer.stop_reason}"
-    RunChunk.objects.filter(pk=writer.chunk.pk).update(status=ChunkStatus.DONE, lease_until=None)
+    RunChunk.objects.filter(pk=writer.chunk.pk).update(
+        status=ChunkStatus.DONE, lease_until=None, updated_at=timezone.now()
+    )
     run_finish_if_complete(writer.chunk.run_id)
     return "done"
 
 
-def next_chunk_claim(chunk: RunChunk) -> RunChunk | None:
-    """Claim another pending chunk of the same run and judge version, if any is left."""
-    candidates = RunChunk.objects.filter(
-        run_id=chunk.run_id, judge_version_id=chunk.judge_version_id, status=ChunkStatus.PENDING
-    ).values_list("pk", flat=True)[:8]
-    for candidate in candidates:
+def pending_chunk_ids(run_id: int, judge_version_id: int, limit: int = 8) -> list[int]:
+    return list(
+        RunChunk.objects.filter(run_id=run_id, judge_version_id=judge_version_id, status=ChunkStatus.PENDING)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def next_chunk_claim(run_id: int, judge_version_id: int) -> RunChunk | None:
+    """Claim another pending chunk of the run and judge version, if any is left."""
+    for candidate in pending_chunk_ids(run_id, judge_version_id):
         claimed = chunk_claim(candidate)
         if claimed is not None:
             return claimed
     return None
 
 
-def run_chunk_execute(*, chunk_id: int, continue_with_next: bool = True) -> str:
+def run_chunk_execute(*, chunk_id: int, continue_with_next: bool = True, hand_on=None) -> str:
     """Judge every missing item of one chunk; return what happened (for logs and tests).
 
     With `continue_with_next`, a vendor-backed chunk goes on to the next pending chunk of
     the same judge version without returning to the broker, so the pool never drains
-    between chunks. The queued tasks of chunks taken this way find them done.
+    between chunks (for CHAIN_SECONDS, then the other judge versions get their turn).
+
+    With `hand_on` (a task's), this is a lane (services.run_lanes_enqueue): a chunk taken
+    already is no reason to stop, another pending chunk of the judge version is claimed;
+    and while the version has chunks pending when this returns, `hand_on(chunk id)` queues
+    the lane's next task, behind the other versions' lanes.
     """
     chunk = chunk_claim(chunk_id)
+    if chunk is None and hand_on is not None:
+        mine = RunChunk.objects.filter(pk=chunk_id).values("run_id", "judge_version_id").first()
+        chunk = mine and next_chunk_claim(mine["run_id"], mine["judge_version_id"])
     if chunk is None:
         return "not claimed"
+    outcome = chunk_execute(chunk, continue_with_next=continue_with_next)
+    if hand_on is not None and CalibrationRun.objects.filter(pk=chunk.run_id, status=RunStatus.RUNNING).exists():
+        following = pending_chunk_ids(chunk.run_id, chunk.judge_version_id, limit=1)
+        if following:
+            hand_on(following[0])
+    return outcome
+
+
+def chunk_execute(chunk: RunChunk, *, continue_with_next: bool) -> str:
     writer = ChunkWriter(chunk)
     writer.check_stop()
     if writer.stopping:
@@ -248,14 +281,17 @@ def judge_by_batch(backend, writer: ChunkWriter) -> str:
 
 
 def judge_concurrently(backend, first: ChunkWriter, *, continue_with_next: bool) -> str:
-    """Keep the vendor pool's concurrency busy: refill a slot as soon as a call returns.
+    """Keep the vendor pool's concurrency busy: each thread takes its next item as soon as a call returns.
 
-    Items stream from the current chunk, then (lazily claimed) from the next ones; a chunk
-    is finished once all its items are answered.
+    The calling thread keeps a queue of items (from the current chunk, then from lazily
+    claimed next ones) two pools' width ahead of the threads, and stores their results; a
+    thread never waits for it between two calls, so a flush or a chunk boundary does not
+    idle the pool. A chunk is finished once all its items are answered.
     """
     width = backend.pool.concurrency
     writers = [first]
     outcome = "done"
+    chained_since = time.monotonic()
 
     def work():
         writer = first
@@ -264,46 +300,98 @@ def judge_concurrently(backend, first: ChunkWriter, *, continue_with_next: bool)
             for query in chunk_queries(writer.chunk, done_ids):
                 yield writer, query
             writer.exhausted = True
-            if not continue_with_next or writer.stopping:
+            if not continue_with_next or writer.stopping or time.monotonic() - chained_since > CHAIN_SECONDS:
                 return
-            following = next_chunk_claim(writer.chunk)
+            following = next_chunk_claim(writer.chunk.run_id, writer.chunk.judge_version_id)
             if following is None:
                 return
             writer = ChunkWriter(following)
             writers.append(writer)
 
+    todo: queue.SimpleQueue = queue.SimpleQueue()
+    answered: queue.SimpleQueue = queue.SimpleQueue()
+
+    def judge_loop():
+        while (item := todo.get()) is not None:
+            writer, query = item
+            try:
+                result = judge_safely(backend, query)
+            except BaseException as exc:  # noqa: BLE001 - the caller must get an answer for every item
+                result = VerdictResult.error(f"judge crashed: {type(exc).__name__}")
+            answered.put((writer, query, result))
+
     items = work()
-    in_flight: dict = {}
-    pending = {id(first): 0}
-    with ThreadPoolExecutor(max_workers=width, thread_name_prefix="judge") as executor:
-        exhausted = False
+    exhausted = False
+    in_flight = 0  # handed to the threads, not yet answered
+    pending = {first: 0}  # per chunk: items handed out and not answered yet
+    threads = [threading.Thread(target=judge_loop, name=f"judge-{i}", daemon=True) for i in range(width)]
+    for thread in threads:
+        thread.start()
+    try:
         while True:
-            while not exhausted and not any(w.stopping for w in writers) and len(in_flight) < width:
+            # Keep two pools' width of items queued beyond the calls in flight.
+            while not exhausted and not any(w.stopping for w in writers) and todo.qsize() < 2 * width:
                 item = next(items, None)
                 if item is None:
                     exhausted = True
                     break
-                writer, query = item
-                pending[id(writer)] = pending.get(id(writer), 0) + 1
-                in_flight[executor.submit(judge_safely, backend, query)] = (writer, query)
+                writer, _ = item
+                pending[writer] = pending.get(writer, 0) + 1
+                in_flight += 1
+                todo.put(item)
+            if any(w.stopping for w in writers):
+                in_flight -= _unqueue(todo, pending)
             for writer in list(writers):
-                if getattr(writer, "exhausted", False) and not pending.get(id(writer)):
+                if writer.exhausted and not pending.get(writer):
                     outcome = chunk_finish(writer)
                     writers.remove(writer)
+                    pending.pop(writer, None)
             if not in_flight:
                 break
-            finished, _ = wait(in_flight, timeout=FLUSH_EVERY_SECONDS, return_when=FIRST_COMPLETED)
-            for future in finished:
-                writer, query = in_flight.pop(future)
-                pending[id(writer)] -= 1
-                writer.add(query, future.result())
+            try:
+                results = [answered.get(timeout=FLUSH_EVERY_SECONDS)]
+            except queue.Empty:
+                results = []
+            if results and not exhausted:
+                # The threads have plenty queued: let answers gather rather than wake (and
+                # take the GIL) once per answer.
+                time.sleep(GATHER_SECONDS)
+            while True:  # take every answer that is in, one flush check for all
+                try:
+                    results.append(answered.get_nowait())
+                except queue.Empty:
+                    break
+            for writer, query, result in results:
+                in_flight -= 1
+                pending[writer] -= 1
+                writer.add(query, result)
             for writer in writers:
                 if writer.due():
                     writer.flush()
+    finally:
+        # Let the threads go: items not started are dropped (their chunk is handed back).
+        _unqueue(todo, pending)
+        for _ in threads:
+            todo.put(None)
+        for thread in threads:
+            thread.join()
     # Whatever is left was cut short by a stop: store it and hand the chunks back.
     for writer in writers:
         outcome = chunk_finish(writer)
     return outcome
+
+
+def _unqueue(todo: queue.SimpleQueue, pending: dict) -> int:
+    """Take back the queued items no thread has started; return how many."""
+    taken = 0
+    while True:
+        try:
+            item = todo.get_nowait()
+        except queue.Empty:
+            return taken
+        if item is not None:
+            pending[item[0]] -= 1
+            taken += 1
 
 
 def run_totals(run_id: int) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal
+from itertools import zip_longest
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -22,6 +23,9 @@ from judges.models import (
 )
 
 CHUNK_SIZE = 500
+# Tasks queued per judge version of a run (see run_lanes_enqueue): up to this many worker
+# processes can work on one judge version at once.
+LANES_PER_JUDGE_VERSION = 4
 VERSION_FIELDS = [
     "backend",
     "family",
@@ -168,8 +172,8 @@ def calibration_run_start(
     run.judge_versions.set(judge_versions)
     # Plan here (it streams ids and writes one row per slice) rather than in a task: one
     # broker hop less before the first vendor call.
-    chunk_ids = calibration_run_plan(run=run)
-    transaction.on_commit(lambda: run_chunks_enqueue(chunk_ids))
+    calibration_run_plan(run=run)
+    transaction.on_commit(lambda: run_lanes_enqueue(run.pk))
     run.refresh_from_db()
     return run
 
@@ -180,8 +184,9 @@ def run_enqueue_plan(run: CalibrationRun) -> None:
     transaction.on_commit(lambda: plan_calibration_run.delay(run.pk))
 
 
-def item_slices(gold_set_version, size: int = CHUNK_SIZE):
+def item_slices(gold_set_version, size: int | None = None):
     """Yield (first_query_id, last_query_id, count) slices of the version's items, streaming ids."""
+    size = size or CHUNK_SIZE
     ids = gold_set_version.items.order_by("query_id").values_list("query_id", flat=True).iterator(chunk_size=5000)
     first = last = None
     count = 0
@@ -272,9 +277,34 @@ def calibration_run_resume(*, run: CalibrationRun, spend_cap_usd=None) -> Calibr
     run.resumed_at = timezone.now()
     run.done_at_resume = totals["done"]
     run.save()
-    run.chunks.filter(status=ChunkStatus.RUNNING).update(status=ChunkStatus.PENDING, lease_until=None)
+    run.chunks.filter(status=ChunkStatus.RUNNING).update(
+        status=ChunkStatus.PENDING, lease_until=None, updated_at=timezone.now()
+    )
     run_enqueue_plan(run)
     return run
+
+
+def run_lanes_enqueue(run_id: int) -> int:
+    """Queue a few lanes per judge version of the run; return how many tasks were queued.
+
+    A lane is a task that works chunk after chunk of one judge version and hands itself on
+    (runner.run_chunk_execute's `hand_on`), so a run of thousands of chunks keeps only a
+    few tasks in the broker rather than one per chunk, most of which would find their
+    chunk already taken. Several lanes per judge version let several worker processes
+    share it; lanes of different versions alternate in the queue, so each judge advances.
+    """
+    run = CalibrationRun.objects.get(pk=run_id)
+    lanes = [
+        list(
+            run.chunks.filter(judge_version=version, status=ChunkStatus.PENDING)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:LANES_PER_JUDGE_VERSION]
+        )
+        for version in run.judge_versions.order_by("pk")
+    ]
+    chunk_ids = [chunk_id for wave in zip_longest(*lanes) for chunk_id in wave if chunk_id is not None]
+    run_chunks_enqueue(chunk_ids)
+    return len(chunk_ids)
 
 
 def run_chunks_enqueue(chunk_ids) -> None:
@@ -285,11 +315,30 @@ def run_chunks_enqueue(chunk_ids) -> None:
 
 
 def run_stale_chunks_requeue() -> int:
-    """Queue again every chunk whose worker let its lease expire (crashed); return how many."""
+    """Queue again what crashed workers left; return how many tasks were queued.
+
+    A chunk whose lease expired is queued again; a running run none of whose chunks moved
+    for a lease (its lanes were lost, e.g. the broker refused a lane's hand-on) gets new
+    lanes, and its pending chunks are marked as touched so the next check waits a lease.
+    """
+    from judges.runner import LEASE
+
+    now = timezone.now()
     stale = list(
         RunChunk.objects.filter(
-            status=ChunkStatus.RUNNING, lease_until__lt=timezone.now(), run__status=RunStatus.RUNNING
+            status=ChunkStatus.RUNNING, lease_until__lt=now, run__status=RunStatus.RUNNING
         ).values_list("pk", flat=True)
     )
     run_chunks_enqueue(stale)
-    return len(stale)
+    queued = len(stale)
+    stalled = (
+        CalibrationRun.objects.filter(status=RunStatus.RUNNING, chunks__status=ChunkStatus.PENDING)
+        .exclude(chunks__updated_at__gte=now - LEASE)
+        .exclude(chunks__status=ChunkStatus.RUNNING)
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    for run_id in list(stalled):
+        RunChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).update(updated_at=now)
+        queued += run_lanes_enqueue(run_id)
+    return queued

@@ -20,15 +20,17 @@ Every verdict it produces is simulated; Docket marks such judge versions `is_sim
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
 import re
+import socket
 import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, fields
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
 
 from labelling.models import ErrorClass
 
@@ -192,12 +194,11 @@ class Simulator:
             draw -= rate
         return None
 
-    def sleep_latency(self, model: SimModel) -> None:
+    def latency_s(self, model: SimModel) -> float:
+        """Draw this call's latency in seconds."""
         with self.lock:
             jitter = self.rng.gauss(0, model.latency_jitter_ms) if model.latency_jitter_ms else 0.0
-        delay = max(0.0, model.latency_ms + jitter) / 1000
-        if delay:
-            time.sleep(delay)
+        return max(0.0, model.latency_ms + jitter) / 1000
 
     def decide(self, model_name: str, model: SimModel, sql: str, truth: Truth) -> dict:
         """Return the verdict this model gives this SQL on this call."""
@@ -340,58 +341,66 @@ class ApiError(Exception):
         self.status, self.kind, self.message, self.headers = status, kind, message, headers or {}
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # Headers and body go out in two writes; without this, Nagle + delayed ACK add ~40 ms.
-    disable_nagle_algorithm = True
+class SimulatorApp:
+    """The HTTP routes, independent of the transport: (method, path, headers, body) -> response."""
+
     server_version = "DocketVendorSimulator/1.0"
-    simulator: Simulator  # set on the subclass the server builds
 
-    def log_message(self, format, *args):  # noqa: A002 - stdlib signature
-        pass
+    def __init__(self, simulator: Simulator):
+        self.simulator = simulator
 
-    def do_GET(self):
-        if self.path.rstrip("/") in ("", "/health"):
-            return self.send_json(200, {"ok": True, "simulator": True})
-        if self.path.rstrip("/") == "/_sim/stats":
-            return self.send_json(200, dict(self.simulator.stats))
-        batch = BATCH_PATH.match(self.path.split("?")[0])
-        if batch:
-            return self.batch_get(batch.group(1), results=bool(batch.group(2)))
-        return self.send_json(404, {"error": {"type": "not_found_error", "message": self.path}})
-
-    def do_POST(self):
-        length = int(self.headers.get("content-length") or 0)
+    async def respond(self, method: str, target: str, headers: dict, body: bytes) -> tuple[int, dict, bytes]:
+        path = target.split("?")[0]
+        if method in ("GET", "HEAD"):
+            return self.get(path)
+        if method != "POST":
+            return json_response(405, {"type": "error", "error": {"type": "invalid_request_error", "message": method}})
         try:
-            body = json.loads(self.rfile.read(length) or b"{}")
-        except json.JSONDecodeError:
-            return self.send_json(
+            payload = json.loads(body or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return json_response(
                 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}}
             )
-        path = self.path.split("?")[0].rstrip("/")
+        path = path.rstrip("/")
         if path.endswith("/v1/messages/batches"):
-            return self.batch_create(body)
+            return self.batch_create(payload, host=headers.get("host") or "127.0.0.1")
         if path.endswith("/v1/messages"):
-            return self.answer_api(body, anthropic=True)
+            return await self.answer_api(payload, anthropic=True)
         if path.endswith("/chat/completions"):
-            return self.answer_api(body, anthropic=False)
-        return self.send_json(404, {"error": {"type": "not_found_error", "message": f"no route {self.path}"}})
+            return await self.answer_api(payload, anthropic=False)
+        return json_response(404, {"error": {"type": "not_found_error", "message": f"no route {target}"}})
 
-    def answer_api(self, body: dict, *, anthropic: bool):
+    def get(self, path: str) -> tuple[int, dict, bytes]:
+        if path.rstrip("/") in ("", "/health"):
+            return json_response(200, {"ok": True, "simulator": True})
+        if path.rstrip("/") == "/_sim/stats":
+            return json_response(200, dict(self.simulator.stats))
+        batch = BATCH_PATH.match(path)
+        if batch:
+            return self.batch_get(batch.group(1), results=bool(batch.group(2)))
+        return json_response(404, {"error": {"type": "not_found_error", "message": path}})
+
+    async def answer_api(self, body: dict, *, anthropic: bool) -> tuple[int, dict, bytes]:
         sim = self.simulator
         vendor = "anthropic" if anthropic else "openai"
         try:
             request = parse_anthropic(body) if anthropic else parse_openai(body)
             model = sim.model(request["model"])
-            truth = sim.truth_for(request["sql"])
+            if sim.oracle is not None:
+                # The oracle reads the database: off the event loop, so other calls go on.
+                truth = await asyncio.get_running_loop().run_in_executor(None, sim.truth_for, request["sql"])
+            else:
+                truth = sim.truth_for(request["sql"])
             fault = sim.fault_for(model, truth, f"{request['model']}|{request['sql']}")
             sim.count(f"{vendor}:requests")
             if fault:
                 sim.count(f"{vendor}:fault:{fault}")
-            sim.sleep_latency(model)
+            delay = sim.latency_s(model)
+            if delay:
+                await asyncio.sleep(delay)
             raise_fault(fault, model, anthropic=anthropic)
             if fault == "timeout":
-                time.sleep(model.hang_s)
+                await asyncio.sleep(model.hang_s)
             payload = sim.answer(request["model"], request["sql"], request["tool"], malformed=fault == "malformed")
             usage = sim.usage(request["static"], request["dynamic"], payload, cache=request["cache"])
         except ApiError as exc:
@@ -399,53 +408,38 @@ class Handler(BaseHTTPRequestHandler):
                 error_body = {"type": "error", "error": {"type": exc.kind, "message": exc.message}}
             else:
                 error_body = {"error": {"message": exc.message, "type": exc.kind, "code": exc.kind}}
-            return self.send_json(exc.status, error_body, exc.headers)
+            return json_response(exc.status, error_body, exc.headers)
         sim.count(f"{vendor}:answered")
         if anthropic:
-            return self.send_json(200, anthropic_message(request, payload, usage))
-        return self.send_json(200, openai_completion(request, payload, usage))
+            return json_response(200, anthropic_message(request, payload, usage))
+        return json_response(200, openai_completion(request, payload, usage))
 
-    def batch_create(self, body: dict):
+    def batch_create(self, body: dict, *, host: str) -> tuple[int, dict, bytes]:
         """Accept a Message Batch; it is processed on a thread and ends after one latency."""
         requests = body.get("requests")
         if not isinstance(requests, list) or not requests:
-            return self.send_json(
+            return json_response(
                 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "requests is required"}}
             )
-        host = self.headers.get("host") or "127.0.0.1"
         batch = self.simulator.batch_create(requests, base_url=f"http://{host}")
-        return self.send_json(200, batch.public())
+        return json_response(200, batch.public())
 
-    def batch_get(self, batch_id: str, *, results: bool):
+    def batch_get(self, batch_id: str, *, results: bool) -> tuple[int, dict, bytes]:
         batch = self.simulator.batches.get(batch_id)
         if batch is None:
-            return self.send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": batch_id}})
+            return json_response(404, {"type": "error", "error": {"type": "not_found_error", "message": batch_id}})
         if not results:
-            return self.send_json(200, batch.public())
+            return json_response(200, batch.public())
         if batch.status != "ended":
-            return self.send_json(
+            return json_response(
                 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "not ended"}}
             )
         data = "".join(json.dumps(line) + "\n" for line in batch.results).encode()
-        self.send_response(200)
-        self.send_header("content-type", "application/binary")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        return 200, {"content-type": "application/binary"}, data
 
-    def send_json(self, status: int, payload: dict, headers: dict | None = None):
-        data = json.dumps(payload).encode()
-        try:
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("x-docket-simulated", "true")
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (e.g. its timeout fired during a simulated hang)
+
+def json_response(status: int, payload: dict, headers: dict | None = None) -> tuple[int, dict, bytes]:
+    return status, {"content-type": "application/json", **(headers or {})}, json.dumps(payload).encode()
 
 
 def raise_fault(fault: str | None, model: SimModel, *, anthropic: bool) -> None:
@@ -571,16 +565,132 @@ def openai_completion(request: dict, payload: dict, usage: dict) -> dict:
     }
 
 
-class SimulatorServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
-    allow_reuse_address = True
+class SimulatorServer:
+    """A small asyncio HTTP/1.1 server (keep-alive, one event-loop thread) for SimulatorApp.
+
+    One thread answers every connection and a simulated latency is a timer, not a sleeping
+    thread: the vendor's latency is what is simulated, not its CPU, so the double should
+    cost the machine (and the worker it shares the cores with) as little as possible.
+    `server_address`, `serve_forever()`, `shutdown()` and `server_close()` work as on
+    socketserver's servers.
+    """
+
+    max_head_bytes = 64 * 1024
+
+    def __init__(self, address: tuple[str, int], app: SimulatorApp):
+        self.app = app
+        self.socket = socket.create_server(address, backlog=512)
+        self.server_address = self.socket.getsockname()[:2]
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._started = threading.Event()
+        self._stopped = threading.Event()
+        self._connections: set = set()
+
+    def serve_forever(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        finally:
+            self._stopped.set()
+
+    async def _serve(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._connection, sock=self.socket, limit=self.max_head_bytes)
+        self._started.set()
+        try:
+            await self._stop.wait()
+        finally:
+            server.close()
+            for task in list(self._connections):
+                task.cancel()
+            await asyncio.gather(*self._connections, return_exceptions=True)
+
+    def shutdown(self) -> None:
+        """Stop serve_forever (from another thread) and wait until it has returned."""
+        if not self._started.is_set() or self._stopped.is_set():
+            return
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._stopped.wait()
+
+    def server_close(self) -> None:
+        self.socket.close()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        self._connections.add(task)
+        self.app.simulator.count("connections")  # clients should keep theirs alive
+        try:
+            while await self._one_request(reader, writer):
+                pass
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            pass  # the client went away or sent garbage: drop the connection
+        except asyncio.CancelledError:
+            pass  # shutdown; ending quietly spares asyncio's "exception in callback" noise
+        finally:
+            self._connections.discard(task)
+            writer.close()
+
+    async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Read one request, answer it; return whether the connection stays open."""
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError:
+            return False  # closed between requests
+        request_line, *header_lines = head[:-4].decode("latin-1").split("\r\n")
+        method, target, version = request_line.split(" ", 2)
+        headers = {}
+        for line in header_lines:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            body = await _read_chunked(reader)
+        else:
+            body = await reader.readexactly(int(headers.get("content-length") or 0))
+        try:
+            status, response_headers, data = await self.app.respond(method, target, headers, body)
+        except Exception as exc:  # noqa: BLE001 - a bug in the double answers 500, like a vendor's would
+            status, response_headers, data = json_response(
+                500, {"type": "error", "error": {"type": "api_error", "message": f"simulator bug: {exc!r}"}}
+            )
+        connection = headers.get("connection", "").lower()
+        keep_alive = connection != "close" if version == "HTTP/1.1" else connection == "keep-alive"
+        lines = [
+            f"HTTP/1.1 {status} {_reason(status)}",
+            f"server: {self.app.server_version}",
+            f"content-length: {len(data)}",
+            "x-docket-simulated: true",
+            *(f"{name}: {value}" for name, value in response_headers.items()),
+        ]
+        if not keep_alive:
+            lines.append("connection: close")
+        # One write for head and body: no Nagle / delayed-ACK stall between them.
+        writer.write("\r\n".join(lines).encode("latin-1") + b"\r\n\r\n" + (b"" if method == "HEAD" else data))
+        await writer.drain()
+        return keep_alive
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    parts = []
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+        if size == 0:
+            await reader.readuntil(b"\r\n")  # no trailers expected: the final CRLF
+            return b"".join(parts)
+        parts.append(await reader.readexactly(size))
+        await reader.readexactly(2)
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Overloaded" if status == 529 else "Unknown"
 
 
 def make_server(host: str = "127.0.0.1", port: int = 0, simulator: Simulator | None = None) -> SimulatorServer:
-    """Build (not start) a threaded simulator server; port 0 picks a free port."""
-    handler = type("BoundHandler", (Handler,), {"simulator": simulator or Simulator()})
-    return SimulatorServer((host, port), handler)
+    """Build (not start) a simulator server; port 0 picks a free port."""
+    return SimulatorServer((host, port), SimulatorApp(simulator or Simulator()))
 
 
 def start_in_thread(simulator: Simulator | None = None, host: str = "127.0.0.1", port: int = 0):
@@ -588,6 +698,7 @@ def start_in_thread(simulator: Simulator | None = None, host: str = "127.0.0.1",
     server = make_server(host, port, simulator)
     thread = threading.Thread(target=server.serve_forever, name="vendor-simulator", daemon=True)
     thread.start()
+    server._started.wait(10)
     return server, f"http://{host}:{server.server_address[1]}"
 
 

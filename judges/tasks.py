@@ -10,29 +10,31 @@ log = logging.getLogger(__name__)
 
 @shared_task(name="judges.plan_calibration_run", acks_late=True)
 def plan_calibration_run(run_id: int) -> int:
-    """Split a run into chunks (once) and queue every chunk not yet done."""
+    """Split a run into chunks (once) and queue its lanes (services.run_lanes_enqueue)."""
     from judges.models import CalibrationRun
-    from judges.services import calibration_run_plan, run_chunks_enqueue
+    from judges.services import calibration_run_plan, run_lanes_enqueue
 
     run = CalibrationRun.objects.filter(pk=run_id).first()
     if run is None:
         log.warning("calibration run %s is gone; nothing to plan", run_id)
         return 0
     chunk_ids = calibration_run_plan(run=run)
-    transaction.on_commit(lambda: run_chunks_enqueue(chunk_ids))
+    if chunk_ids:
+        transaction.on_commit(lambda: run_lanes_enqueue(run_id))
     return len(chunk_ids)
 
 
 @shared_task(name="judges.execute_run_chunk", acks_late=True)
 def execute_run_chunk(chunk_id: int) -> str:
-    """Judge the missing items of one chunk; a redelivery finds them judged and does nothing twice."""
+    """Judge the missing items of one chunk, then go on as a lane; a redelivery does nothing twice."""
     from judges.models import RunChunk
     from judges.runner import run_chunk_execute
+    from judges.services import run_chunks_enqueue
 
     if not RunChunk.objects.filter(pk=chunk_id).exists():
         log.warning("run chunk %s is gone; skipping", chunk_id)
         return "gone"
-    return run_chunk_execute(chunk_id=chunk_id)
+    return run_chunk_execute(chunk_id=chunk_id, hand_on=lambda following: run_chunks_enqueue([following]))
 
 
 @shared_task(name="judges.requeue_stale_chunks", acks_late=True)

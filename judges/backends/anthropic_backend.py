@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 
 from judges.backends.base import (
@@ -78,8 +79,10 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
         started = time.perf_counter()
         context = {"simulated": self.endpoint.simulated or self.judge_version.is_simulated, "backend": "anthropic"}
         try:
-            message, attempts = call_with_policy(
-                lambda: client.messages.create(**request),
+            # The raw response: the verdict is read from the vendor's JSON as sent (and stored
+            # as such), so the SDK need not build a Message only for it to be dumped again.
+            response, attempts = call_with_policy(
+                lambda: client.messages.with_raw_response.create(**request),
                 pool=self.pool,
                 policy=self.policy,
                 estimated_tokens=len(request["messages"][0]["content"]) // 4 + request["max_tokens"],
@@ -89,6 +92,10 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
             context["attempts"] = exc.attempts
             return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context)
         context["attempts"] = attempts
+        try:
+            message = json_body(response)
+        except MalformedAnswer as exc:
+            return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context)
         return self.result_from(message, latency_ms=_ms(started), context=context)
 
     @property
@@ -154,7 +161,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
                 )
 
     def result_from(self, message, *, latency_ms: float, context: dict, discount=1) -> VerdictResult:
-        """Turn a Message into a result: usage and cost always, the verdict if well-formed."""
+        """Turn a Message (or its JSON) into a result: usage and cost always, the verdict if well-formed."""
         raw = message.model_dump(mode="json") if hasattr(message, "model_dump") else dict(message)
         usage = raw.get("usage") or {}
         tokens = {
@@ -189,6 +196,17 @@ def _tool_input(raw: dict, tool_name: str):
         if block.get("type") == "tool_use" and block.get("name") == tool_name:
             return block.get("input")
     raise MalformedAnswer(f"no {tool_name} tool call in the answer (stop_reason={raw.get('stop_reason')!r})")
+
+
+def json_body(response) -> dict:
+    """The JSON object of an SDK raw response; MalformedAnswer if the body is not one."""
+    try:
+        body = json.loads(response.http_response.read())
+    except ValueError as exc:
+        raise MalformedAnswer(f"the response body is not JSON ({exc})") from exc
+    if not isinstance(body, dict):
+        raise MalformedAnswer("the response body is not a JSON object")
+    return body
 
 
 def _ms(started: float) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from judges.backends.anthropic_backend import _ms
+from judges.backends.anthropic_backend import _ms, json_body
 from judges.backends.base import (
     HYPOTHESES_SCHEMA,
     HYPOTHESES_TOOL_NAME,
@@ -88,8 +88,9 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
             "backend": "openai_compatible",
         }
         try:
-            completion, attempts = call_with_policy(
-                lambda: client.chat.completions.create(**request),
+            # The raw response, as for Anthropic: no ChatCompletion built only to be dumped.
+            response, attempts = call_with_policy(
+                lambda: client.chat.completions.with_raw_response.create(**request),
                 pool=self.pool,
                 policy=self.policy,
                 estimated_tokens=len(request["messages"][1]["content"]) // 4 + request["max_tokens"],
@@ -99,10 +100,15 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
             context["attempts"] = exc.attempts
             return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context)
         context["attempts"] = attempts
+        try:
+            completion = json_body(response)
+        except MalformedAnswer as exc:
+            return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context)
         return self.result_from(completion, latency_ms=_ms(started), context=context)
 
     def result_from(self, completion, *, latency_ms: float, context: dict) -> VerdictResult:
-        raw = completion.model_dump(mode="json")
+        """Turn a ChatCompletion (or its JSON) into a result: usage and cost always, the verdict if well-formed."""
+        raw = completion.model_dump(mode="json") if hasattr(completion, "model_dump") else dict(completion)
         usage = raw.get("usage") or {}
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0
         tokens = {

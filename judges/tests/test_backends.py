@@ -35,6 +35,18 @@ def test_a_vendor_backend_rejects_a_wrong_query_and_accepts_a_right_one(vendor_s
     assert right.context["simulated"] is True
 
 
+@pytest.mark.parametrize("backend", ["anthropic", "openai_compatible"])
+def test_calls_to_one_endpoint_share_a_client_and_its_kept_alive_connection(vendor_simulator, backend):
+    judge = get_backend(simulated_version(backend=backend))
+    for sql in [RIGHT_SQL, WRONG_SQL] * 3:
+        judge.judge(query(sql))
+    # Another judge version on the same endpoint: the same client, the same connection.
+    get_backend(simulated_version(name="another", backend=backend)).judge(query(RIGHT_SQL))
+    vendor = "anthropic" if backend == "anthropic" else "openai"
+    assert vendor_simulator.stats[f"{vendor}:answered"] == 7
+    assert vendor_simulator.stats["connections"] == 1
+
+
 def test_anthropic_backend_caches_the_static_prompt_and_prices_cache_tokens(vendor_simulator):
     judge = get_backend(simulated_version())
     first, second = judge.judge(query(RIGHT_SQL)), judge.judge(query(WRONG_SQL))

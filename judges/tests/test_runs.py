@@ -160,3 +160,95 @@ def test_the_progress_of_a_running_run_has_an_eta_and_counts_errors(vendor_simul
     assert (progress["done"], progress["total"], progress["errors"]) == (5, 10, 1)
     assert progress["percent"] == 50.0
     assert progress["eta_seconds"] is not None and progress["spent_usd"] > 0
+
+
+class LocalBroker:
+    """Stands in for the broker: a queue of chunk ids the lanes' tasks are sent to."""
+
+    def __init__(self):
+        self.queued: list[int] = []
+        self.sent = 0
+
+    def send(self, chunk_ids):
+        self.queued.extend(chunk_ids)
+        self.sent += len(chunk_ids)
+
+    def work_off(self):
+        """Run the queued tasks in order, as one worker process would; return their outcomes."""
+        outcomes = []
+        while self.queued:
+            outcomes.append(run_chunk_execute(chunk_id=self.queued.pop(0), hand_on=lambda c: self.send([c])))
+        return outcomes
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of two items, two lanes per judge version, one chunk per task before it hands on."""
+    from judges import runner, services
+
+    monkeypatch.setattr(services, "CHUNK_SIZE", 2)
+    monkeypatch.setattr(services, "LANES_PER_JUDGE_VERSION", 2)
+    monkeypatch.setattr(runner, "CHAIN_SECONDS", 0)
+    broker = LocalBroker()
+    monkeypatch.setattr(services, "run_chunks_enqueue", broker.send)
+    return broker
+
+
+def test_a_run_of_many_chunks_queues_a_few_lanes_that_hand_themselves_on_to_the_end(
+    vendor_simulator, small_chunks, django_capture_on_commit_callbacks
+):
+    versions = [simulated_version(), simulated_version("other")]
+    with django_capture_on_commit_callbacks(execute=True):
+        run = calibration_run_start(gold_set_version=gold_set_version_with(mixed_items(8, 4)), judge_versions=versions)
+    chunks = RunChunk.objects.filter(run=run)
+    assert chunks.count() == 6 * 3 * 2
+    # Two lanes per judge version, the versions alternating, not one task per chunk.
+    assert [RunChunk.objects.get(pk=c).judge_version for c in small_chunks.queued] == versions * 2
+    outcomes = small_chunks.work_off()
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED and run.done_count == 12 * 3 * 2
+    assert Verdict.objects.filter(run=run).count() == 12 * 3 * 2
+    # Each task judged a chunk, but for one per judge version: the lane that found none left.
+    assert outcomes.count("done") == chunks.count()
+    assert outcomes.count("not claimed") == 2 and small_chunks.sent == chunks.count() + 2
+
+
+def test_a_lane_whose_chunk_is_taken_judges_another_of_its_judge_version(vendor_simulator, small_chunks):
+    version = gold_set_version_with(mixed_items(4, 0))
+    run = calibration_run_start(gold_set_version=version, judge_versions=[simulated_version()], repeats=1)
+    first, second = calibration_run_plan(run=run)
+    assert run_chunk_execute(chunk_id=first, continue_with_next=False) == "done"
+    # The broker hands the lane out again for its first chunk, already judged.
+    assert run_chunk_execute(chunk_id=first, hand_on=small_chunks.send) == "done"
+    assert RunChunk.objects.get(pk=second).status == ChunkStatus.DONE
+    assert small_chunks.queued == []  # nothing left: the lane ends
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED and Verdict.objects.filter(run=run).count() == 4
+
+
+def test_the_stale_check_requeues_a_crashed_chunk_and_revives_a_run_whose_lanes_were_lost(
+    vendor_simulator, small_chunks
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from judges.runner import LEASE
+    from judges.services import run_stale_chunks_requeue
+
+    version = gold_set_version_with(mixed_items(4, 0))
+    # Its lanes are queued on commit, which never comes here: as if the broker lost them.
+    run = calibration_run_start(gold_set_version=version, judge_versions=[simulated_version()], repeats=1)
+    first, second = RunChunk.objects.filter(run=run).order_by("pk").values_list("pk", flat=True)
+    assert run_stale_chunks_requeue() == 0  # just planned: nothing is stale yet
+    long_ago = timezone.now() - LEASE - timedelta(minutes=1)
+    RunChunk.objects.filter(run=run).update(updated_at=long_ago)
+    assert run_stale_chunks_requeue() == 2 and small_chunks.queued == [first, second]
+    assert run_stale_chunks_requeue() == 0  # revived: the next check waits a lease again
+    small_chunks.queued.clear()
+    # A worker claimed the first chunk and died: its lease runs out.
+    RunChunk.objects.filter(pk=first).update(status=ChunkStatus.RUNNING, lease_until=long_ago)
+    assert run_stale_chunks_requeue() == 1 and small_chunks.queued == [first]
+    small_chunks.work_off()
+    run.refresh_from_db()
+    assert run.status == RunStatus.COMPLETED and Verdict.objects.filter(run=run).count() == 4
