@@ -142,7 +142,7 @@ def journey_worker(transactional_db, settings, demo_warehouse, journey_simulator
     env = {"VENDOR_SIMULATOR_URL": journey_simulator.url, "WAREHOUSES_FILE": str(settings.WAREHOUSES_FILE)}
     worker = WorkerProcess(extra_env=env).start()
     yield worker
-    worker.stop()
+    worker.discard()
 
 
 def screenshot(page, name: str) -> Path:
