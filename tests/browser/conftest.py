@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from tests.support.services import require
 
@@ -43,6 +44,10 @@ def browser():
         browser = playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+        # Inside sync_playwright() the loop counts as running, so Django keeps this thread's
+        # connections in a per-context store that closes nowhere else. Left open, one made
+        # the test database's DROP wait 5 s at the end of the session, then fail.
+        connections.close_all()
 
 
 @pytest.fixture
