@@ -165,8 +165,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = int(env("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_6
 # --- Celery ---------------------------------------------------------------------------
 # The default broker is kombu's filesystem transport: no server, works on a fresh machine.
 # Tests get their own folder, so a running `make run` worker never eats their tasks.
-BROKER_DIR = Path(os.environ.get("DOCKET_BROKER_DIR", VAR_DIR / ("test-broker" if TESTING else "broker")))
+# Under pytest-xdist (`-n 2`) each test process has its own folder and queue too, and so
+# do the worker processes it starts (they inherit PYTEST_XDIST_WORKER).
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+TEST_BROKER_NAME = f"test-broker-{XDIST_WORKER}" if XDIST_WORKER else "test-broker"
+BROKER_DIR = Path(os.environ.get("DOCKET_BROKER_DIR", VAR_DIR / (TEST_BROKER_NAME if TESTING else "broker")))
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
+if XDIST_WORKER:
+    CELERY_TASK_DEFAULT_QUEUE = f"celery-{XDIST_WORKER}"
 if CELERY_BROKER_URL.startswith("filesystem://"):
     for sub in ("in", "processed"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)

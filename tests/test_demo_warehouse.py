@@ -2,6 +2,7 @@
 
 import io
 import json
+import os
 import sqlite3
 from urllib.parse import urlsplit, urlunsplit
 
@@ -20,7 +21,9 @@ from probes.demo_warehouse import (
 from probes.models import Warehouse
 from tests.support.services import require_postgres_server
 
-WAREHOUSE_DATABASE = "demodata_wh"
+# One per pytest-xdist process: a test here drops and rebuilds its tables.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+WAREHOUSE_DATABASE = f"demodata_wh_{XDIST_WORKER}" if XDIST_WORKER else "demodata_wh"
 
 
 def demo_postgres_dsn() -> str:

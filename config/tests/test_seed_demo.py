@@ -1,6 +1,7 @@
 """seed_demo loads everything the demo needs and can run again without harm."""
 
 import json
+import socket
 
 import pytest
 from django.conf import settings
@@ -24,8 +25,21 @@ def isolated_var(tmp_path, settings):
     return tmp_path
 
 
+@pytest.fixture
+def private_simulator_port(settings):
+    """Point seed_demo at a free port, where it must start its own simulator.
+
+    On the default port a simulator of `make run`, or of another test session on this
+    machine, could answer instead, or be shut down in the middle of the demo run.
+    """
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    settings.VENDOR_SIMULATOR_URL = f"http://127.0.0.1:{port}"
+
+
 @pytest.mark.django_db
-def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, capsys, monkeypatch):
+def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, private_simulator_port, capsys, monkeypatch):
     monkeypatch.setenv("DOCKET_DEMO_PASSWORD", "demo-pass-123")
     call_command("seed_demo")
     out = capsys.readouterr().out

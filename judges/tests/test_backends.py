@@ -17,6 +17,8 @@ WRONG_SQL = (
     "GROUP BY o.id -- sim: wrong join_fanout"
 )
 RIGHT_SQL = "SELECT COUNT(*) FROM orders -- sim: correct"
+# Client timeout for calls the simulator is told to hang on (it hangs 2.5 s, see conftest).
+HANG_TIMEOUT_S = 0.25
 
 
 def query(sql):
@@ -77,7 +79,10 @@ def test_openai_backend_reads_a_json_schema_answer(vendor_simulator):
 def test_a_vendor_fault_is_waited_out_or_becomes_an_error_never_a_reject(
     vendor_simulator, backend, fault, decision, reason_part
 ):
-    result = get_backend(simulated_version(backend=backend)).judge(query(f"SELECT 1 -- sim: correct fault={fault}"))
+    # A hang outlasts any client timeout; a short one keeps its four attempts quick.
+    config = {"timeout_s": HANG_TIMEOUT_S} if fault == "timeout" else {}
+    version = simulated_version(backend=backend, **config)
+    result = get_backend(version).judge(query(f"SELECT 1 -- sim: correct fault={fault}"))
     assert result.decision == decision
     if reason_part:
         assert reason_part in result.reason
@@ -144,7 +149,8 @@ def test_a_run_with_injected_faults_has_every_verdict_the_right_errors_and_no_in
 ):
     faults = ["429x2", "529x1", "500x1", "500", "timeout", "malformed"]
     version = gold_set_version_with(mixed_items(correct=6, wrong=4, faults=faults))
-    judge_version = simulated_version(backend=backend)
+    # The "timeout" item hangs on every attempt; the calls that answer take milliseconds.
+    judge_version = simulated_version(backend=backend, timeout_s=0.5)
     run = run_inline(gold_set_version=version, judge_versions=[judge_version], repeats=2)
     verdicts = Verdict.objects.filter(run=run)
     assert run.status == "completed"

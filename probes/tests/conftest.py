@@ -53,13 +53,23 @@ def shop_postgres(db, shop_postgres_dsn, monkeypatch):
     return warehouse
 
 
+# Key of the PostgreSQL advisory lock held while the defog databases are checked or loaded.
+DEFOG_LOAD_LOCK = 0x6465666F67  # "defog" in ASCII
+
+
 @pytest.fixture(scope="session")
 def defog_postgres_dsns():
     """Every defog schema loaded into `probes_<db>` (reused while the schema file is unchanged)."""
     if not defog.available():
         pytest.skip("the defog data set is not on this machine")
+    import psycopg
+
     admin = require_postgres_server()
-    return {db: defog.load_postgres(db, admin) for db in defog.DATABASES}
+    # The databases are shared by every test process on the server (pytest-xdist's, another
+    # checkout's): one loads a missing or stale one while the others wait, then reuse it.
+    with psycopg.connect(admin, autocommit=True) as lock:
+        lock.execute("SELECT pg_advisory_lock(%s)", [DEFOG_LOAD_LOCK])
+        return {db: defog.load_postgres(db, admin) for db in defog.DATABASES}
 
 
 # The defog schemas whose PostgreSQL DDL sqlglot translates to SQLite in full.

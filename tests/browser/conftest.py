@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.db import connections
 
 from tests.support.services import require
 
@@ -43,6 +44,10 @@ def browser():
         browser = playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+        # Inside sync_playwright() the loop counts as running, so Django keeps this thread's
+        # connections in a per-context store that closes nowhere else. Left open, one made
+        # the test database's DROP wait 5 s at the end of the session, then fail.
+        connections.close_all()
 
 
 @pytest.fixture
@@ -110,7 +115,8 @@ def demo_gold_slice(tmp_path, external_ids=None, count=None):
 def journey_simulator(settings):
     """Serve the vendor simulator (with the gold-label oracle) on a free port, in a thread."""
     from judges.management.commands.simulate_vendor import gold_label_oracle
-    from judges.simulator import SimModel, Simulator, start_in_thread
+    from judges.simulator import SimModel, Simulator
+    from tests.support.simulators import serve_in_thread
 
     models = {
         # Two simulated judges of one seed share blind spots, so the overlap heatmap has misses.
@@ -125,7 +131,7 @@ def journey_simulator(settings):
         ),
     }
     simulator = Simulator(models=models, oracle=gold_label_oracle())
-    server, url = start_in_thread(simulator)
+    server, url = serve_in_thread(simulator)
     settings.VENDOR_SIMULATOR_URL = url
     simulator.url = url
     yield simulator
@@ -141,7 +147,7 @@ def journey_worker(transactional_db, settings, demo_warehouse, journey_simulator
     env = {"VENDOR_SIMULATOR_URL": journey_simulator.url, "WAREHOUSES_FILE": str(settings.WAREHOUSES_FILE)}
     worker = WorkerProcess(extra_env=env).start()
     yield worker
-    worker.stop()
+    worker.discard()
 
 
 def screenshot(page, name: str) -> Path:

@@ -90,12 +90,18 @@ def start_worker(*, purge: bool = True) -> WorkerProcess:
     return worker
 
 
-def wait_until_quiet(seconds: float = 3.0, timeout: float = 120.0) -> None:
-    """Wait until no live query changes status for `seconds`: the worker has done what it can."""
+def wait_until_quiet(*, total: int, seconds: float = 3.0, timeout: float = 120.0) -> None:
+    """Wait until no live query changes status for `seconds`: the worker has done what it can.
+
+    Return as soon as all `total` are final: then nothing is left to wait for (whatever is
+    still in flight finishes before the caller's warm `stop()`, ahead of its assertions).
+    """
     deadline = time.monotonic() + timeout
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
         now = dict(LiveQuery.objects.values_list("status").annotate(n=Count("pk")).order_by())
+        if sum(n for status, n in now.items() if status in FINAL) == total:
+            return
         if now != last:
             last, since = now, time.monotonic()
         elif time.monotonic() - since >= seconds:
@@ -111,7 +117,7 @@ def recover_as_beat_would(*, orphaned_before, total: int, rounds: int = 5) -> in
     started before the crash (`orphaned_before`) are aged past that window, then swept.
     """
     for sweep in range(rounds):
-        wait_until_quiet()
+        wait_until_quiet(total=total)
         if final_count() == total:
             return sweep
         LiveQuery.objects.filter(status=IngestStatus.PROCESSING, started_at__lt=orphaned_before).update(
