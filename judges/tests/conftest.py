@@ -2,8 +2,7 @@
 
 import pytest
 
-from judges.simulator import SimModel, Simulator
-from tests.support.simulators import serve_in_thread
+from judges.simulator import SimModel, Simulator, start_in_thread
 
 # A model that is always right and never flips, so every reject and every error in a test
 # can be traced to the item's truth or to an injected fault.
@@ -28,7 +27,7 @@ TEST_MODELS = {
 def vendor_simulator(settings):
     """Start the simulator in a thread; point settings.VENDOR_SIMULATOR_URL at it."""
     simulator = Simulator(models=TEST_MODELS)
-    server, url = serve_in_thread(simulator)
+    server, url = start_in_thread(simulator)
     settings.VENDOR_SIMULATOR_URL = url
     simulator.url = url
     yield simulator

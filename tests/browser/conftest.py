@@ -115,8 +115,7 @@ def demo_gold_slice(tmp_path, external_ids=None, count=None):
 def journey_simulator(settings):
     """Serve the vendor simulator (with the gold-label oracle) on a free port, in a thread."""
     from judges.management.commands.simulate_vendor import gold_label_oracle
-    from judges.simulator import SimModel, Simulator
-    from tests.support.simulators import serve_in_thread
+    from judges.simulator import SimModel, Simulator, start_in_thread
 
     models = {
         # Two simulated judges of one seed share blind spots, so the overlap heatmap has misses.
@@ -131,7 +130,7 @@ def journey_simulator(settings):
         ),
     }
     simulator = Simulator(models=models, oracle=gold_label_oracle())
-    server, url = serve_in_thread(simulator)
+    server, url = start_in_thread(simulator)
     settings.VENDOR_SIMULATOR_URL = url
     simulator.url = url
     yield simulator

@@ -8,10 +8,9 @@ from django.db.models import Count
 
 from judges.models import CalibrationRun, RunStatus, Verdict
 from judges.services import calibration_run_start
-from judges.simulator import SimModel, Simulator
+from judges.simulator import SimModel, Simulator, start_in_thread
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
 from tests.support.fixtures import WorkerProcess, wait_for
-from tests.support.simulators import serve_in_thread
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]
 
@@ -61,7 +60,7 @@ class RecordingSimulator(Simulator):
 @pytest.fixture
 def faulty_vendor(settings):
     simulator = RecordingSimulator(models={"sim-faulty": FAULTY})
-    server, url = serve_in_thread(simulator)
+    server, url = start_in_thread(simulator)
     settings.VENDOR_SIMULATOR_URL = url
     simulator.url = url
     yield simulator
