@@ -10,9 +10,9 @@ Two phases, each a load of BENCH_TRIAGE_SECONDS (default 120, the issue's 2-minu
    here: on this 2-core machine judging 300 queries a second would need more CPU than the
    machine has, and in production workers run on their own machines (README). A short
    closed-loop burst then reports the API's ceiling.
-2. Pipeline. With a Celery worker judging every post (two simulated judges at 200 ms),
-   posts arrive at BENCH_TRIAGE_PIPELINE_RATE (default 20/s, live traffic the worker keeps
-   up with). Measured: the time from POST to the decision and to the item being in the
+2. Pipeline. With a Celery worker of 8 processes judging every post (verifier, two
+   simulated judges at 200 ms, fan-out probes), posts arrive at BENCH_TRIAGE_PIPELINE_RATE
+   (default 10/s, live traffic one worker on this machine keeps up with). Measured: the time from POST to the decision and to the item being in the
    analyst queue (p50, target: judge latency + 150 ms), and whether the worker's memory
    stays flat.
 
@@ -260,8 +260,13 @@ def _start_web(env: dict) -> subprocess.Popen:
 
 
 def _start_worker(env: dict) -> subprocess.Popen:
-    command = [PY, "-m", "celery", "-A", "config", "worker", "--loglevel=WARNING", "--pool=threads"]
-    command += ["--concurrency=16", "--without-gossip", "--without-mingle"]
+    # Processes, not threads, run the pipeline's tasks: its thirty-odd database round trips
+    # each wait for the GIL behind the other tasks' CPU work, which doubled a task's time
+    # under sixteen threads. Each process still calls its query's judges in parallel.
+    pool = os.environ.get("BENCH_TRIAGE_WORKER_POOL", "prefork")
+    concurrency = os.environ.get("BENCH_TRIAGE_WORKER_CONCURRENCY", "8")
+    command = [PY, "-m", "celery", "-A", "config", "worker", "--loglevel=WARNING", f"--pool={pool}"]
+    command += [f"--concurrency={concurrency}", "--without-gossip", "--without-mingle"]
     return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -366,7 +371,7 @@ def _pipeline_phase(env: dict, token: str, seconds: float, rate: float, judged: 
 def run() -> list[dict]:
     seconds = float(os.environ.get("BENCH_TRIAGE_SECONDS", "120"))
     rate = float(os.environ.get("BENCH_TRIAGE_RATE", "300"))
-    pipeline_rate = float(os.environ.get("BENCH_TRIAGE_PIPELINE_RATE", "20"))
+    pipeline_rate = float(os.environ.get("BENCH_TRIAGE_PIPELINE_RATE", "10"))
     phases = os.environ.get("BENCH_TRIAGE_PHASES", "ingestion,pipeline").split(",")
     pg_base = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432")
     redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
