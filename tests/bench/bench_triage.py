@@ -12,9 +12,9 @@ Two phases, each a load of BENCH_TRIAGE_SECONDS (default 120, the issue's 2-minu
    closed-loop burst then reports the API's ceiling.
 2. Pipeline. With a Celery worker of 8 processes judging every post (verifier, two
    simulated judges at 200 ms, fan-out probes), posts arrive at BENCH_TRIAGE_PIPELINE_RATE
-   (default 10/s, live traffic one worker on this machine keeps up with). Measured: the time from POST to the decision and to the item being in the
-   analyst queue (p50, target: judge latency + 150 ms), and whether the worker's memory
-   stays flat.
+   (default 10/s, live traffic one worker on this machine keeps up with). Measured: the
+   time from POST to the decision and to the item being in the analyst queue (p50,
+   target: judge latency + 150 ms), and whether the worker's memory stays flat.
 
 BENCH_TRIAGE_PHASES=ingestion or =pipeline runs one phase. The posts are
 the demo gold set's SQL against the demo warehouse (built in a scratch folder), marked so
