@@ -86,7 +86,12 @@ def queue_label(request, scope, pk):
     """Save the labeller's label on this item and move on to the next one."""
     gold_set = _scope(scope)
     query = _query_in_scope(gold_set, pk)
-    form = LabelForm(request.POST)
+    data = request.POST.copy()
+    if data.get("error_class") and not data.get("decision"):
+        # An error-class button submitted by the browser itself (htmx had not yet taken
+        # over the freshly swapped item, or scripts are off) names only the class.
+        data["decision"] = "wrong"
+    form = LabelForm(data)
     if not form.is_valid():
         return _render_item(request, scope, gold_set, query, status=422)
     services.label_create(query=query, labeller=request.user, **form.cleaned_data)

@@ -143,6 +143,17 @@ def test_a_wrong_label_without_class_is_refused_and_nothing_saved(client, role_u
     assert not Label.objects.exists()
 
 
+def test_an_error_class_button_submitted_without_scripts_saves_a_wrong_label(client, role_users):
+    gold_set = factories.gold_set(name="flow")
+    query = factories.query(gold_set=gold_set)
+    client.force_login(role_users["labeller"])
+    # What the browser itself posts for an error-class button: its name and value, no decision.
+    response = client.post(reverse("labelling:queue_label", args=["flow", query.pk]), {"error_class": "join_fanout"})
+    assert response.status_code == 302
+    label = Label.objects.get()
+    assert (label.decision, label.error_class) == ("wrong", "join_fanout")
+
+
 def test_an_item_of_another_gold_set_is_not_in_this_queue(client, role_users):
     factories.gold_set(name="one")
     other = factories.query(gold_set=factories.gold_set(name="two"))
