@@ -151,26 +151,83 @@ class IngestedQuery:
     created: bool
 
 
+def _new_rows(rows: list[dict], token: ApiToken | None, warehouses: dict) -> tuple[list, list[LiveQuery]]:
+    """Unsaved queries and their live rows, the live ones marked as sent to the broker now."""
+    from labelling.models import Query, QuerySource
+
+    queries = [
+        Query(
+            question=row["question"],
+            sql=row["sql"],
+            dialect=row.get("dialect") or warehouses[row["warehouse"]].dialect,
+            warehouse=warehouses[row["warehouse"]],
+            source=QuerySource.LIVE,
+            external_id=row["external_id"],
+            metadata=row.get("metadata") or {},
+        )
+        for row in rows
+    ]
+    client = token.client if token else ""
+    # enqueued_at records the publish attempt made right after commit; a failed publish
+    # clears it, and the sweeper re-sends anything still pending after a while either way.
+    now = timezone.now()
+    lives = [LiveQuery(query=q, api_token=token, client=client, enqueued_at=now, enqueue_attempts=1) for q in queries]
+    return queries, lives
+
+
+def _insert_values(obj) -> tuple[list[str], list]:
+    """The columns and values the ORM itself would insert for `obj` (defaults, auto_now_add, JSON)."""
+    fields = [f for f in obj._meta.concrete_fields if not f.primary_key or not f.auto_created]
+    columns = [connection.ops.quote_name(f.column) for f in fields]
+    return columns, [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for f in fields]
+
+
+def _insert_new_in_one_statement(rows: list[dict], token: ApiToken | None, warehouses: dict) -> list[LiveQuery]:
+    """Insert queries and their live rows with one PostgreSQL statement, atomic on its own.
+
+    The hot path of the ingestion API: one round trip instead of BEGIN, two INSERTs and
+    COMMIT, and no ORM compilation (about a third of a post's CPU). Columns and values come
+    from the models' own fields, so the statement follows the models as they change.
+    """
+    from labelling.models import Query
+
+    queries, lives = _new_rows(rows, token, warehouses)
+    query_columns, values = [], []
+    for query in queries:
+        query_columns, row_values = _insert_values(query)
+        values.extend(row_values)
+    # Every live row of one request carries the same values apart from its query id.
+    live_columns, live_values = _insert_values(lives[0])
+    query_id = live_columns.index(connection.ops.quote_name("query_id"))
+    live_selected = ["new_queries.id" if i == query_id else "%s" for i in range(len(live_columns))]
+    del live_values[query_id]
+    placeholders = "(" + ", ".join(["%s"] * len(query_columns)) + ")"
+    statement = (
+        f"WITH new_queries AS (INSERT INTO {Query._meta.db_table} ({', '.join(query_columns)})"
+        f" VALUES {', '.join([placeholders] * len(queries))} RETURNING id, external_id),"
+        f" new_lives AS (INSERT INTO {LiveQuery._meta.db_table} ({', '.join(live_columns)})"
+        f" SELECT {', '.join(live_selected)} FROM new_queries)"
+        " SELECT id, external_id FROM new_queries"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, values + live_values)
+        ids = {external_id: pk for pk, external_id in cursor.fetchall()}
+    for query, live in zip(queries, lives, strict=True):
+        query.pk = ids[query.external_id]
+        live.query = query
+        for obj in (query, live):
+            obj._state.adding, obj._state.db = False, connection.alias
+    return lives
+
+
 def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> list[LiveQuery]:
     """Insert fresh rows as queries and their live rows, marked as sent to the broker now."""
     from labelling.models import Query, QuerySource
 
     if not rows:
         return []
-    queries = Query.objects.bulk_create(
-        [
-            Query(
-                question=row["question"],
-                sql=row["sql"],
-                dialect=row.get("dialect") or warehouses[row["warehouse"]].dialect,
-                warehouse=warehouses[row["warehouse"]],
-                source=QuerySource.LIVE,
-                external_id=row["external_id"],
-                metadata=row.get("metadata") or {},
-            )
-            for row in rows
-        ]
-    )
+    queries, lives = _new_rows(rows, token, warehouses)
+    queries = Query.objects.bulk_create(queries)
     if queries[0].pk is None:  # backends that do not return ids from bulk inserts
         ids = dict(
             Query.objects.filter(
@@ -179,11 +236,8 @@ def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> l
         )
         for query in queries:
             query.pk = ids[query.external_id]
-    client = token.client if token else ""
-    # enqueued_at records the publish attempt made right after commit; a failed publish
-    # clears it, and the sweeper re-sends anything still pending after a while either way.
-    now = timezone.now()
-    lives = [LiveQuery(query=q, api_token=token, client=client, enqueued_at=now, enqueue_attempts=1) for q in queries]
+    for query, live in zip(queries, lives, strict=True):
+        live.query = query  # the id it was saved under
     LiveQuery.objects.bulk_create(lives)
     return lives
 
@@ -195,9 +249,13 @@ def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) 
     unique constraint on live external ids, not this function, guarantees no duplicate.
     """
     try:
-        with transaction.atomic():
-            lives = _insert_new(rows, token, warehouses)
-            transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_enqueue(ids=ids))
+        if connection.vendor == "postgresql" and not connection.in_atomic_block:
+            lives = _insert_new_in_one_statement(rows, token, warehouses)
+            live_queries_enqueue(ids=[live.pk for live in lives])
+        else:
+            with transaction.atomic():
+                lives = _insert_new(rows, token, warehouses)
+                transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_enqueue(ids=ids))
     except IntegrityError:
         return None
     return [IngestedQuery(live=live, created=True) for live in lives]
