@@ -208,6 +208,12 @@ TRIAGE_API_TOKEN_CACHE_SECONDS = _positive_float("TRIAGE_API_TOKEN_CACHE_SECONDS
 # sweeper re-sends it and the next worker takes it over. Longer than any pipeline run
 # (judge timeouts and retries included), or a slow run would be judged twice.
 TRIAGE_PROCESSING_TIMEOUT_S = _positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 600)
+# A web process publishes the pipeline's work at most this often, from a background
+# thread; under load the posts of one interval share a broker message
+# (triage/publishing.py). 0 publishes in the request, after commit: the test suite's
+# default, so a test sees the publish (or its failure) when the request returns; the
+# background publisher has its own tests.
+TRIAGE_PUBLISH_INTERVAL_MS = float(os.environ.get("TRIAGE_PUBLISH_INTERVAL_MS", "0" if TESTING else "20"))
 # Threads per worker process that call live judges; shared by every pipeline task.
 TRIAGE_JUDGE_THREADS = int(_positive_float("TRIAGE_JUDGE_THREADS", 32))
 

@@ -18,6 +18,7 @@ from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from config.roles import ADMIN, has_role
+from triage.publishing import live_queries_publish_soon
 from triage.models import (
     ApiToken,
     IngestStatus,
@@ -251,11 +252,11 @@ def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) 
     try:
         if connection.vendor == "postgresql" and not connection.in_atomic_block:
             lives = _insert_new_in_one_statement(rows, token, warehouses)
-            live_queries_enqueue(ids=[live.pk for live in lives])
+            live_queries_publish_soon([live.pk for live in lives])
         else:
             with transaction.atomic():
                 lives = _insert_new(rows, token, warehouses)
-                transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_enqueue(ids=ids))
+                transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids))
     except IntegrityError:
         return None
     return [IngestedQuery(live=live, created=True) for live in lives]
@@ -300,7 +301,7 @@ def live_queries_ingest(*, rows: list[dict], token: ApiToken | None = None, ware
                 by_external.update({live.query.external_id: live for live in new_lives})
                 fresh_ids = [live.pk for live in new_lives]
                 if fresh_ids:
-                    transaction.on_commit(lambda ids=fresh_ids: live_queries_enqueue(ids=ids))
+                    transaction.on_commit(lambda ids=fresh_ids: live_queries_publish_soon(ids))
             break
         except IntegrityError:
             # A concurrent post of the same external id won the race; the retry finds it.
@@ -313,30 +314,29 @@ def live_queries_ingest(*, rows: list[dict], token: ApiToken | None = None, ware
 
 
 def live_queries_enqueue(*, ids: list[int]) -> int:
-    """Publish pipeline tasks for the given live queries; return how many were published.
+    """Publish the pipeline's work for the given live queries; return how many were published.
 
-    Must run outside any transaction (after commit). A broker that is down leaves the rest
-    `pending` with no publish time: the error is logged, nothing is raised to the client,
-    and the sweeper sends them later.
+    One message whatever the number of ids (a message costs the same for one id as for
+    hundreds); a worker fans a batch out into one task per query. Must run outside any
+    transaction (after commit). A broker that is down leaves the queries `pending` with no
+    publish time: the error is logged, nothing is raised to the client, and the sweeper
+    sends them later.
     """
-    from triage.tasks import process_live_query
+    from triage.tasks import process_live_queries, process_live_query
 
-    for index, live_id in enumerate(ids):
-        try:
-            process_live_query.apply_async(
-                args=[live_id],
-                retry=True,
-                retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
-            )
-        except Exception:  # noqa: BLE001 - any publish failure means "broker unavailable"
-            unsent = ids[index:]
-            LiveQuery.objects.filter(pk__in=unsent).update(enqueued_at=None)
-            logger.exception(
-                "triage: could not publish the pipeline task for live query %s; %d queries stay pending",
-                live_id,
-                len(unsent),
-            )
-            return index
+    if not ids:
+        return 0
+    task, args = (process_live_query, [ids[0]]) if len(ids) == 1 else (process_live_queries, [list(ids)])
+    try:
+        task.apply_async(
+            args=args,
+            retry=True,
+            retry_policy={"max_retries": 1, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2},
+        )
+    except Exception:  # noqa: BLE001 - any publish failure means "broker unavailable"
+        LiveQuery.objects.filter(pk__in=ids).update(enqueued_at=None)
+        logger.exception("triage: could not publish the pipeline's work; %d live queries stay pending", len(ids))
+        return 0
     return len(ids)
 
 

@@ -14,6 +14,14 @@ def process_live_query(live_id: int) -> str | None:
     return run(live_id=live_id)
 
 
+@shared_task(name="triage.process_live_queries", acks_late=True)
+def process_live_queries(live_ids: list[int]) -> int:
+    """Fan a web process's batch out into one pipeline task per query, so workers share it."""
+    for live_id in live_ids:
+        process_live_query.apply_async(args=[live_id])
+    return len(live_ids)
+
+
 @shared_task(name="triage.requeue_pending", acks_late=True)
 def requeue_pending() -> int:
     """Re-publish live queries left pending too long (e.g. the broker was down at ingest)."""
