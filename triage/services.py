@@ -18,7 +18,6 @@ from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from config.roles import ADMIN, has_role
-from triage.publishing import live_queries_publish_soon
 from triage.models import (
     ApiToken,
     IngestStatus,
@@ -29,6 +28,7 @@ from triage.models import (
     TriagePolicy,
     TriageStatus,
 )
+from triage.publishing import live_queries_publish_soon
 
 logger = logging.getLogger(__name__)
 
