@@ -4,6 +4,7 @@ Every function here is keyword-only and either atomic or deliberately outside a
 transaction (publishing to the broker must happen after commit, never inside it).
 """
 
+import functools
 import hashlib
 import logging
 import secrets
@@ -13,7 +14,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
@@ -176,11 +177,38 @@ def _new_rows(rows: list[dict], token: ApiToken | None, warehouses: dict) -> tup
     return queries, lives
 
 
-def _insert_values(obj) -> tuple[list[str], list]:
-    """The columns and values the ORM itself would insert for `obj` (defaults, auto_now_add, JSON)."""
-    fields = [f for f in obj._meta.concrete_fields if not f.primary_key or not f.auto_created]
-    columns = [connection.ops.quote_name(f.column) for f in fields]
-    return columns, [f.get_db_prep_save(f.pre_save(obj, add=True), connection) for f in fields]
+def _inserted_fields(model) -> list:
+    """The fields an INSERT of `model` names: all but an auto-created primary key."""
+    return [f for f in model._meta.concrete_fields if not (f.primary_key and f.auto_created)]
+
+
+def _insert_values(obj, fields, db) -> list:
+    """The values the ORM itself would insert for `obj` (defaults, auto_now_add, JSON adaptation)."""
+    return [f.get_db_prep_save(f.pre_save(obj, add=True), db) for f in fields]
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_statement(row_count: int) -> str:
+    """One statement inserting `row_count` queries and a live row for each, returning their ids.
+
+    Every live row of one request carries the same values apart from its query id, which
+    comes from the rows the first INSERT returns.
+    """
+    from labelling.models import Query
+
+    quote = connection.ops.quote_name
+    query_columns = [quote(f.column) for f in _inserted_fields(Query)]
+    live_fields = _inserted_fields(LiveQuery)
+    live_columns = [quote(f.column) for f in live_fields]
+    live_selected = ["new_queries.id" if f.name == "query" else "%s" for f in live_fields]
+    placeholders = "(" + ", ".join(["%s"] * len(query_columns)) + ")"
+    return (
+        f"WITH new_queries AS (INSERT INTO {Query._meta.db_table} ({', '.join(query_columns)})"
+        f" VALUES {', '.join([placeholders] * row_count)} RETURNING id, external_id),"
+        f" new_lives AS (INSERT INTO {LiveQuery._meta.db_table} ({', '.join(live_columns)})"
+        f" SELECT {', '.join(live_selected)} FROM new_queries)"
+        " SELECT id, external_id FROM new_queries"
+    )
 
 
 def _insert_new_in_one_statement(rows: list[dict], token: ApiToken | None, warehouses: dict) -> list[LiveQuery]:
@@ -192,32 +220,19 @@ def _insert_new_in_one_statement(rows: list[dict], token: ApiToken | None, wareh
     """
     from labelling.models import Query
 
+    db = connections[DEFAULT_DB_ALIAS]
     queries, lives = _new_rows(rows, token, warehouses)
-    query_columns, values = [], []
-    for query in queries:
-        query_columns, row_values = _insert_values(query)
-        values.extend(row_values)
-    # Every live row of one request carries the same values apart from its query id.
-    live_columns, live_values = _insert_values(lives[0])
-    query_id = live_columns.index(connection.ops.quote_name("query_id"))
-    live_selected = ["new_queries.id" if i == query_id else "%s" for i in range(len(live_columns))]
-    del live_values[query_id]
-    placeholders = "(" + ", ".join(["%s"] * len(query_columns)) + ")"
-    statement = (
-        f"WITH new_queries AS (INSERT INTO {Query._meta.db_table} ({', '.join(query_columns)})"
-        f" VALUES {', '.join([placeholders] * len(queries))} RETURNING id, external_id),"
-        f" new_lives AS (INSERT INTO {LiveQuery._meta.db_table} ({', '.join(live_columns)})"
-        f" SELECT {', '.join(live_selected)} FROM new_queries)"
-        " SELECT id, external_id FROM new_queries"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(statement, values + live_values)
+    query_fields = _inserted_fields(Query)
+    values = [value for query in queries for value in _insert_values(query, query_fields, db)]
+    values += _insert_values(lives[0], [f for f in _inserted_fields(LiveQuery) if f.name != "query"], db)
+    with db.cursor() as cursor:
+        cursor.execute(_insert_statement(len(queries)), values)
         ids = {external_id: pk for pk, external_id in cursor.fetchall()}
     for query, live in zip(queries, lives, strict=True):
         query.pk = ids[query.external_id]
         live.query = query
         for obj in (query, live):
-            obj._state.adding, obj._state.db = False, connection.alias
+            obj._state.adding, obj._state.db = False, db.alias
     return lives
 
 
