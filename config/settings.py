@@ -213,7 +213,7 @@ TRIAGE_PROCESSING_TIMEOUT_S = _positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 600
 # (triage/publishing.py). 0 publishes in the request, after commit: the test suite's
 # default, so a test sees the publish (or its failure) when the request returns; the
 # background publisher has its own tests.
-TRIAGE_PUBLISH_INTERVAL_MS = float(os.environ.get("TRIAGE_PUBLISH_INTERVAL_MS", "0" if TESTING else "20"))
+TRIAGE_PUBLISH_INTERVAL_MS = float(os.environ.get("TRIAGE_PUBLISH_INTERVAL_MS", "0" if TESTING else "50"))
 # Threads per worker process that call live judges; shared by every pipeline task.
 TRIAGE_JUDGE_THREADS = int(_positive_float("TRIAGE_JUDGE_THREADS", 32))
 
