@@ -174,12 +174,14 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
 if XDIST_WORKER:
     CELERY_TASK_DEFAULT_QUEUE = f"celery-{XDIST_WORKER}"
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("in", "processed"):
+    for sub in ("in", "processed", "control"):
         (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "in"),
         "data_folder_out": str(BROKER_DIR / "in"),
         "processed_folder": str(BROKER_DIR / "processed"),
+        # kombu's exchange tables; by default a `control/` folder in the working directory.
+        "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
         # How often an idle worker looks for new files. Listing one folder five times a
         # second costs nothing and keeps a POST-to-queue delay well under a second.

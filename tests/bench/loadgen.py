@@ -6,6 +6,12 @@ threads spent about as much CPU per request as the API itself. This one keeps
 `clients` keep-alive connections on one asyncio loop, writes pre-formatted requests and
 parses only the status line, Content-Length and the JSON body's id.
 
+Pacing is open loop, as wrk2 and vegeta do it: the connections take turns at evenly
+spaced moments, so RATE posts a second arrive spread over the second rather than in
+bursts of CLIENTS; a post sent late (its connection was still waiting for an answer) is
+timed from when it was due, so a slow server shows its queue in the latencies instead of
+hiding it (coordinated omission).
+
 Usage: python -m tests.bench.loadgen PORT TOKEN SECONDS CLIENTS RATE TAG QUERIES_JSONL WAREHOUSE
 RATE is the total posts per second to aim for (0 = as fast as the server answers);
 QUERIES_JSONL is a gold-set file whose SQL is posted in turn (labelling/data/demo_gold.jsonl).
