@@ -1,16 +1,17 @@
 """Gunicorn settings for serving Docket in production: `gunicorn -c config/gunicorn.conf.py config.wsgi`.
 
-Threads let a worker overlap the waits of a request (PostgreSQL commits, the broker
-publish) while the GIL caps each process at one core, so the default is a process per
-core plus one, each with four threads: on two cores that measured best for the ingestion
-API (tests/bench/bench_triage.py). Every value can be overridden from the environment.
+Threads let a worker overlap the waits of a request (PostgreSQL commits, a slow page)
+while the GIL caps each process at one core, so the default is a process per core, each
+with four threads. On two cores that measured best for the ingestion API
+(tests/bench/bench_triage.py): a third process cost 5-15 % more CPU per post, spent on
+contention for the same two cores. Every value can be overridden from the environment.
 """
 
 import multiprocessing
 import os
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
-workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() + 1))
+workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count()))
 worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 # Each worker listens on its own socket and the kernel spreads new connections evenly

@@ -123,6 +123,12 @@ WSGI_APPLICATION = "config.wsgi.application"
 # --- Database -------------------------------------------------------------------------
 DEFAULT_SQLITE_PATH = VAR_DIR / "docket.sqlite3"
 DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{DEFAULT_SQLITE_PATH}")}
+# Keep a connection per thread for ten minutes (`?conn_max_age=` in DATABASE_URL overrides):
+# a new PostgreSQL connection per request would cost more than an ingestion post itself.
+# A connection that broke meanwhile is noticed and replaced before a request uses it.
+# Tests close them, so that threads a test started leave none open on the test database.
+DATABASES["default"].setdefault("CONN_MAX_AGE", 0 if TESTING else 600)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file-backed test database lets a real Celery worker process see test data.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_docket.sqlite3")}

@@ -19,7 +19,7 @@ import threading
 import time
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import connections
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +79,9 @@ class LiveQueryPublisher:
             except Exception:  # noqa: BLE001 - the thread must outlive any one failure
                 logger.exception("triage: publishing %d live queries failed; the sweeper will resend them", len(batch))
             finally:
-                # The thread's own database connection (used only on a failed publish).
-                close_old_connections()
+                # This thread touches the database only to record a failed publish; it
+                # keeps no connection open between messages.
+                connections.close_all()
 
 
 def _publish(ids: list[int]) -> int:

@@ -97,9 +97,8 @@ def _env(pg_base: str, redis_url: str) -> dict:
     env = dict(os.environ)
     env.update(
         {
-            # Persistent connections, as production runs it: a new PostgreSQL connection per
-            # request would dominate the API's latency.
-            "DATABASE_URL": f"{pg_base}/{DB_NAME}?conn_max_age=60",
+            # Persistent connections, as the settings keep them by default.
+            "DATABASE_URL": f"{pg_base}/{DB_NAME}",
             "CELERY_BROKER_URL": redis_url,
             "DJANGO_SETTINGS_MODULE": "config.settings",
             "CELERY_TASK_ALWAYS_EAGER": "false",
