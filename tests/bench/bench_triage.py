@@ -4,7 +4,8 @@ Two phases, each a load of BENCH_TRIAGE_SECONDS (default 120, the issue's 2-minu
 
 1. Ingestion. A lean client (tests/bench/loadgen.py, its own process) offers
    BENCH_TRIAGE_RATE single-query posts per second (default 300, the issue's target) over
-   32 keep-alive connections, open loop, to gunicorn (config/gunicorn.conf.py) on
+   32 keep-alive connections, open loop and evenly paced (a late post is timed from when
+   it was due), to gunicorn (config/gunicorn.conf.py) on
    PostgreSQL with Redis as broker. Measured: the rate sustained, p50/p99 latency, errors,
    and whether the web processes' memory stays flat. The pipeline worker is not running
    here: on this 2-core machine judging 300 queries a second would need more CPU than the
