@@ -33,6 +33,8 @@ class LiveQueryPublisher:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._last_sent = 0.0
+        # Held while the thread publishes, so a flush at exit can wait for the message in flight.
+        self._in_flight = threading.Lock()
         self._thread: threading.Thread | None = None
         self._pid = os.getpid()
 
@@ -44,10 +46,16 @@ class LiveQueryPublisher:
             self._wake.notify()
 
     def flush(self) -> int:
-        """Publish whatever is buffered now, from the calling thread; return how many ids were sent."""
+        """Publish whatever is buffered now, from the calling thread; return how many ids were sent.
+
+        Also waits for a message the thread is sending, so a process that flushes on its
+        way out (a management command, a recycled web worker) leaves nothing half-sent.
+        """
         with self._lock:
             batch, self._pending = self._pending, []
-        return _publish(batch) if batch else 0
+        sent = _publish(batch) if batch else 0
+        with self._in_flight:
+            return sent
 
     def _ensure_thread(self) -> None:
         # A forked child (gunicorn, Celery prefork) inherits the object but not the thread.
@@ -56,32 +64,35 @@ class LiveQueryPublisher:
             self._thread = threading.Thread(target=self._run, name="live-query-publisher", daemon=True)
             self._thread.start()
 
-    def _take_batch(self) -> list[int]:
-        """Wait for ids, then for the interval since the last message to pass; take all there are."""
+    def _wait_for_turn(self) -> None:
+        """Wait for ids, then for the interval since the last message to pass."""
         with self._lock:
             while not self._pending:
                 self._wake.wait()
         wait = self._last_sent + self.interval_s - time.monotonic()
         if wait > 0:
             time.sleep(wait)  # posts arriving meanwhile join this message
-        with self._lock:
-            batch, self._pending = self._pending, []
-        return batch
 
     def _run(self) -> None:
         while True:
-            batch = self._take_batch()
-            if not batch:
-                continue  # a flush took them
-            self._last_sent = time.monotonic()
-            try:
-                _publish(batch)
-            except Exception:  # noqa: BLE001 - the thread must outlive any one failure
-                logger.exception("triage: publishing %d live queries failed; the sweeper will resend them", len(batch))
-            finally:
-                # This thread touches the database only to record a failed publish; it
-                # keeps no connection open between messages.
-                connections.close_all()
+            self._wait_for_turn()
+            # Taken while holding `_in_flight`: a flush either takes the ids first or waits.
+            with self._in_flight:
+                with self._lock:
+                    batch, self._pending = self._pending, []
+                if not batch:
+                    continue  # a flush took them
+                self._last_sent = time.monotonic()
+                try:
+                    _publish(batch)
+                except Exception:  # noqa: BLE001 - the thread must outlive any one failure
+                    logger.exception(
+                        "triage: publishing %d live queries failed; the sweeper will resend them", len(batch)
+                    )
+                finally:
+                    # This thread touches the database only to record a failed publish; it
+                    # keeps no connection open between messages.
+                    connections.close_all()
 
 
 def _publish(ids: list[int]) -> int:

@@ -6,8 +6,12 @@ broker, or Redis in the PostgreSQL pass) and, for the fan-out, run a real worker
 
 import json
 import logging
+import os
 import queue
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -66,6 +70,23 @@ def test_flush_publishes_what_is_buffered_from_the_calling_thread(empty_queue):
     publisher.submit([7, 8])
     assert publisher.flush() == 2
     assert broker_messages() == [("triage.process_live_queries", [[7, 8]])]
+
+
+def test_a_process_exiting_right_after_handing_over_ids_still_sends_them(empty_queue):
+    """A management command or a recycled web worker exits mid-interval: nothing stays behind."""
+    code = (
+        "import django; django.setup()\n"
+        "from triage.publishing import publisher\n"
+        "publisher().submit([41])\n"
+        "publisher().submit([42, 43])\n"  # waits for an interval the process does not live to see
+    )
+    env = dict(
+        os.environ, DOCKET_TESTING="1", TRIAGE_PUBLISH_INTERVAL_MS="5000", DJANGO_SETTINGS_MODULE="config.settings"
+    )
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-c", code], env=env, cwd=root, check=True, timeout=60)
+    sent = sorted(i for _, args in broker_messages() for i in (args[0] if isinstance(args[0], list) else args))
+    assert sent == [41, 42, 43]
 
 
 @pytest.mark.django_db(transaction=True)
