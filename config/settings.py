@@ -241,6 +241,35 @@ WAREHOUSES_FILE = Path(os.environ.get("WAREHOUSES_FILE", VAR_DIR / "warehouses.j
 WAREHOUSE_STATEMENT_TIMEOUT_S = _positive_float("WAREHOUSE_STATEMENT_TIMEOUT_S", 5.0)
 WAREHOUSE_ROW_CAP = int(_positive_float("WAREHOUSE_ROW_CAP", 1000))
 
+# --- SQL guard: size and shape limits checked before a text reaches a database (issue 13) --
+# Each refusal names the setting it hit. Real analysts' SQL (the defog gold set) stays far
+# below every one: at most ~900 bytes, 140 parse-tree nodes, depth 14, 3 CTEs, 4 joins.
+WAREHOUSE_MAX_SQL_BYTES = int(_positive_float("WAREHOUSE_MAX_SQL_BYTES", 65_536))
+WAREHOUSE_MAX_SQL_NODES = int(_positive_float("WAREHOUSE_MAX_SQL_NODES", 5_000))
+WAREHOUSE_MAX_SQL_DEPTH = int(_positive_float("WAREHOUSE_MAX_SQL_DEPTH", 100))
+WAREHOUSE_MAX_SQL_CTES = int(_positive_float("WAREHOUSE_MAX_SQL_CTES", 32))
+WAREHOUSE_MAX_SQL_JOINS = int(_positive_float("WAREHOUSE_MAX_SQL_JOINS", 32))
+# A recursive CTE needs a literal LIMIT no larger than this, on the CTE or the query reading it.
+WAREHOUSE_MAX_RECURSIVE_ROWS = int(_positive_float("WAREHOUSE_MAX_RECURSIVE_ROWS", 1_000_000))
+# --- end of SQL guard limits ---------------------------------------------------------------
+
+# --- Warehouse security: the role check and the caps during execution (issue 13) --------
+# A PostgreSQL warehouse whose login role can do more than read is refused; this lets it
+# run anyway, for the deliberately insecure case only (shown in red on every page).
+WAREHOUSE_ALLOW_UNSAFE_ROLE = _bool("WAREHOUSE_ALLOW_UNSAFE_ROLE", False)
+# A result stops at the row cap or at this many bytes, whichever comes first.
+WAREHOUSE_RESULT_MAX_BYTES = int(_positive_float("WAREHOUSE_RESULT_MAX_BYTES", 1_048_576))
+# A longer cell is cut to this many bytes (on the server for PostgreSQL) and marked.
+WAREHOUSE_CELL_MAX_BYTES = int(_positive_float("WAREHOUSE_CELL_MAX_BYTES", 16_384))
+# PostgreSQL planner limits for model SQL (join_collapse_limit, from_collapse_limit; and
+# geqo_threshold): planning stays short enough for the statement timeout to hold.
+WAREHOUSE_PG_COLLAPSE_LIMIT = int(_positive_float("WAREHOUSE_PG_COLLAPSE_LIMIT", 8))
+WAREHOUSE_PG_GEQO_THRESHOLD = max(2, int(_positive_float("WAREHOUSE_PG_GEQO_THRESHOLD", 8)))
+# SQLite: the longest string or blob a query may build, and the heap SQLite may use.
+WAREHOUSE_SQLITE_MAX_LENGTH = int(_positive_float("WAREHOUSE_SQLITE_MAX_LENGTH", 8_388_608))
+WAREHOUSE_SQLITE_HEAP_LIMIT = int(_positive_float("WAREHOUSE_SQLITE_HEAP_LIMIT", 134_217_728))
+# --- end of warehouse security ------------------------------------------------------------
+
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_AUTHENTICATION_CLASSES": [

@@ -14,8 +14,8 @@ class WarehouseAdmin(admin.ModelAdmin):
     in the database, request logs and the admin history.
     """
 
-    list_display = ["name", "dialect", "read_only_role", "dsn_source", "created_at"]
-    fields = ["name", "dialect", "description", "read_only_role", "verifier_rules", "dsn_source"]
+    list_display = ["name", "dialect", "dsn_source", "created_at"]
+    fields = ["name", "dialect", "description", "verifier_rules", "dsn_source"]
     readonly_fields = ["dsn_source"]
 
     @admin.display(description="DSN source")

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 
 from probes.models import Catalogue, Dialect, Warehouse
+from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable, postgres_role_check
 from probes.warehouses import open_postgres, open_sqlite_readonly, warehouse_dsn
 
 
@@ -100,8 +101,8 @@ def _pg_name(schema: str, table: str) -> str:
     return table if schema == "public" else f"{schema}.{table}"
 
 
-def introspect_postgres(dsn: str, role: str = "") -> dict:
-    conn = open_postgres(dsn, timeout_s=settings.WAREHOUSE_STATEMENT_TIMEOUT_S * 4, role=role)
+def introspect_postgres(dsn: str) -> dict:
+    conn = open_postgres(dsn, timeout_s=settings.WAREHOUSE_STATEMENT_TIMEOUT_S * 4)
     try:
         tables: dict[str, dict] = {}
         with conn.cursor() as cursor:
@@ -162,20 +163,43 @@ def introspect_postgres(dsn: str, role: str = "") -> dict:
 def introspect(warehouse: Warehouse) -> dict:
     dsn = warehouse_dsn(warehouse)
     if warehouse.dialect == Dialect.POSTGRES:
-        return introspect_postgres(dsn, warehouse.read_only_role)
+        return introspect_postgres(dsn)
     return introspect_sqlite(dsn)
 
 
-@transaction.atomic
+def warehouse_role_check(warehouse: Warehouse) -> dict:
+    """Check the warehouse's login role now (PostgreSQL); SQLite has none to check."""
+    if warehouse.dialect != Dialect.POSTGRES:
+        return not_applicable()
+    return postgres_role_check(warehouse_dsn(warehouse)).as_dict()
+
+
 def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
-    """Introspect the warehouse; store a new version unless nothing changed since the last."""
+    """Introspect the warehouse and check its login role; store both on a catalogue version.
+
+    An unchanged schema keeps its version (with the new role check). A login role that can
+    do more than read is stored as such — the warehouse then runs nothing from a model and
+    its page says why — and raises UnsafeWarehouseRole naming each finding, unless
+    `WAREHOUSE_ALLOW_UNSAFE_ROLE` is set.
+    """
     snapshot = introspect(warehouse)
+    role_check = warehouse_role_check(warehouse)
+    catalogue = _store_catalogue(warehouse, snapshot, role_check)
+    if role_check.get("applicable") and not role_check.get("safe") and not settings.WAREHOUSE_ALLOW_UNSAFE_ROLE:
+        raise UnsafeWarehouseRole(RoleCheck(**{k: role_check[k] for k in ("login_role", "findings", "checked_at")}))
+    return catalogue
+
+
+@transaction.atomic
+def _store_catalogue(warehouse: Warehouse, snapshot: dict, role_check: dict) -> Catalogue:
     Warehouse.objects.select_for_update().filter(pk=warehouse.pk).first()
     latest = Catalogue.objects.filter(warehouse=warehouse).order_by("-version").first()
     if latest is not None and latest.snapshot == snapshot:
+        latest.role_check = role_check
+        latest.save(update_fields=["role_check"])
         return latest
     version = (latest.version if latest else 0) + 1
-    catalogue = Catalogue(warehouse=warehouse, version=version, snapshot=snapshot)
+    catalogue = Catalogue(warehouse=warehouse, version=version, snapshot=snapshot, role_check=role_check)
     catalogue.full_clean()
     catalogue.save()
     return catalogue

@@ -18,10 +18,12 @@ every build, on SQLite or PostgreSQL, holds exactly the same rows.
 
 import json
 import random
+import secrets
 import sqlite3
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
+from urllib.parse import quote, urlparse, urlunparse
 
 DEMO_WAREHOUSE_NAME = "demo"
 DEMO_SEED = 20240601
@@ -337,18 +339,67 @@ def demo_warehouse_dsn(target) -> str:
     return f"sqlite:///{sqlite_path(target).resolve()}"
 
 
+READER_ROLE = "docket_reader"
+
+
+def reader_dsn(admin_dsn: str, role: str, password: str) -> str:
+    """Return `admin_dsn` with its user and password replaced by the reader's."""
+    parts = urlparse(admin_dsn)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{quote(role, safe='')}:{quote(password, safe='')}@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunparse(parts._replace(netloc=netloc))
+
+
+def create_reader_role(admin_dsn: str, *, role: str = READER_ROLE, tables=TABLES, password: str = "") -> str:
+    """Create (or reuse) login role `role` with SELECT on exactly `tables`; return its DSN.
+
+    Run with the DSN that built the tables. The role gets a new random password each time,
+    no attribute beyond LOGIN, CONNECT on the database, USAGE on `public` and SELECT on the
+    given tables only (`tables=None`: every table in `public`); CREATE on `public` is taken
+    from PUBLIC (the default before PostgreSQL 15), so the reader passes `probes.role_check`.
+    """
+    import psycopg
+    from psycopg import sql
+
+    password = password or secrets.token_urlsafe(24)
+    attributes = sql.SQL("LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD {}").format(
+        sql.Literal(password)
+    )
+    name = sql.Identifier(role)
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        database = sql.Identifier(conn.info.dbname)
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
+        verb = "ALTER" if exists else "CREATE"
+        conn.execute(sql.SQL(verb + " ROLE {} WITH {}").format(name, attributes))
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
+        conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(database, name))
+        conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(name))
+        conn.execute(sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {}").format(name))
+        conn.execute(sql.SQL("REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {}").format(name))
+        if tables is None:
+            tables = [name for (name,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+        for table in tables:
+            conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(table), name))
+    return reader_dsn(admin_dsn, role, password)
+
+
 def register_demo_warehouse(path_or_dsn):
     """Create or update the ``demo`` Warehouse row and write its DSN to WAREHOUSES_FILE.
 
-    The DSN goes only to the JSON file (merged with the names already there), never into
-    the database.
+    The DSN goes only to the JSON file (merged with the names already there, mode 0600),
+    never into the database. A PostgreSQL DSN must be a read-only login role (the reader
+    from `create_reader_role`): any other is refused by `probes.role_check`.
     """
     from django.conf import settings
 
     from probes.models import Dialect, Warehouse
+    from probes.warehouses import warehouse_role_check_or_refuse, write_secrets_file
 
     dsn = demo_warehouse_dsn(path_or_dsn)
     dialect = Dialect.POSTGRES if is_postgres_target(dsn) else Dialect.SQLITE
+    warehouse_role_check_or_refuse(dialect=dialect, dsn=dsn)
     warehouse, _ = Warehouse.objects.update_or_create(
         name=DEMO_WAREHOUSE_NAME,
         defaults={
@@ -360,8 +411,7 @@ def register_demo_warehouse(path_or_dsn):
     path = Path(settings.WAREHOUSES_FILE)
     known = json.loads(path.read_text()) if path.exists() and path.read_text().strip() else {}
     known[DEMO_WAREHOUSE_NAME] = dsn
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(known, indent=2, sort_keys=True) + "\n")
+    write_secrets_file(path, known)
     return warehouse
 
 

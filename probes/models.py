@@ -20,8 +20,6 @@ class Warehouse(models.Model):
     description = models.TextField(blank=True)
     # Per-warehouse verifier switches, e.g. {"require_limit": false, "max_scan_rows": 1e6}.
     verifier_rules = models.JSONField(default=dict, blank=True)
-    # Name of a read-only role to SET ROLE to before running anything (PostgreSQL only).
-    read_only_role = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -39,6 +37,9 @@ class Catalogue(models.Model):
     # {"tables": {name: {"columns": [{name, type, nullable}], "primary_key": [...],
     #   "unique": [[...]], "foreign_keys": [{columns, ref_table, ref_columns}], "row_estimate": n}}}
     snapshot = models.JSONField()
+    # The login role check made with this refresh (probes.role_check): {"login_role",
+    # "findings", "safe", "applicable", "checked_at"}. A failing check stops model SQL.
+    role_check = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -5,17 +5,20 @@ a log line: it is read from `WAREHOUSE_<NAME>_URL` or from the JSON secrets file
 `settings.WAREHOUSES_FILE` each time a connection is opened.
 """
 
+import contextlib
 import json
 import os
 import sqlite3
 from pathlib import Path
 from urllib.parse import quote, unquote, urlparse
 
+import psycopg
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from probes.models import Dialect, Warehouse
+from probes.role_check import UnsafeWarehouseRole, not_applicable, postgres_role_check
 
 
 class WarehouseUnavailable(Exception):
@@ -53,24 +56,67 @@ def warehouse_dsn(warehouse: Warehouse | str) -> str:
 
 
 def write_dsn_to_secrets_file(name: str, dsn: str) -> None:
-    """Add or replace one entry of the secrets file (owner-only permissions)."""
+    """Add or replace one entry of the secrets file, which is only ever readable by its owner."""
     path = Path(settings.WAREHOUSES_FILE)
-    entries = json.loads(path.read_text()) if path.exists() else {}
+    entries = json.loads(path.read_text()) if path.exists() and path.read_text().strip() else {}
     entries[name] = dsn
+    write_secrets_file(path, entries)
+
+
+def write_secrets_file(path: Path, entries: dict) -> None:
+    """Write the secrets file with mode 0600 from its first byte (a new file, then a rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(entries, indent=2, sort_keys=True))
-    path.chmod(0o600)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(descriptor, 0o600)  # O_CREAT's mode is masked by umask; fchmod is not
+        with os.fdopen(descriptor, "w") as file:
+            file.write(json.dumps(entries, indent=2, sort_keys=True) + "\n")
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, path)
+
+
+def warehouse_role_check_or_refuse(*, dialect: str, dsn: str) -> dict:
+    """Check a PostgreSQL DSN's login role; raise UnsafeWarehouseRole unless it can only read.
+
+    `WAREHOUSE_ALLOW_UNSAFE_ROLE` lets an unsafe role through (the check is still returned).
+    """
+    if dialect != Dialect.POSTGRES:
+        return not_applicable()
+    check = postgres_role_check(dsn)
+    if not check.safe and not settings.WAREHOUSE_ALLOW_UNSAFE_ROLE:
+        raise UnsafeWarehouseRole(check)
+    return check.as_dict()
 
 
 @transaction.atomic
 def warehouse_register(
     *, name: str, dialect: str, dsn: str | None = None, description: str = "", verifier_rules: dict | None = None
 ) -> Warehouse:
-    """Create or update a warehouse row; a given DSN goes to the secrets file, not the DB."""
+    """Create or update a warehouse row; a given DSN goes to the secrets file, not the DB.
+
+    A PostgreSQL DSN (given, or already in the environment or the secrets file) is checked
+    first: a login role that can do more than read is refused (UnsafeWarehouseRole) and
+    nothing is registered. A server that cannot be reached yet is checked later.
+    """
     if dialect not in Dialect.values:
         raise ValueError(f"dialect must be one of {', '.join(Dialect.values)}; got {dialect!r}")
     if dsn is not None:
         check_dsn_matches_dialect(dsn, dialect)
+    known = dsn
+    if known is None:
+        try:
+            known = warehouse_dsn(name)
+        except WarehouseUnavailable:
+            known = None  # no DSN yet: checked when one is given and at every catalogue refresh
+    if known is not None and dialect == Dialect.POSTGRES:
+        # Unreachable now: nothing runs on it before a check passes (refresh_catalogue, or
+        # the check made before the first run of a never-introspected warehouse).
+        with contextlib.suppress(psycopg.OperationalError):
+            warehouse_role_check_or_refuse(dialect=dialect, dsn=known)
+    if dsn is not None:
         write_dsn_to_secrets_file(name, dsn)
     warehouse, _ = Warehouse.objects.get_or_create(name=name, defaults={"dialect": dialect})
     warehouse.dialect = dialect
@@ -106,22 +152,33 @@ def open_sqlite_readonly(dsn: str, timeout_s: float = 5.0) -> sqlite3.Connection
     return conn
 
 
-def open_postgres(dsn: str, *, timeout_s: float, role: str = ""):
-    """Open a connection whose every transaction is read-only and time-limited."""
+def open_postgres(dsn: str, *, timeout_s: float, planner_limits: bool = False):
+    """Open a connection whose every transaction is read-only and time-limited.
+
+    There is no `SET ROLE`: a role set inside a session can be unset from inside it, so the
+    login role itself must be the read-only one (`probes.role_check`). With
+    `planner_limits`, the planner's search is bounded so that planning a model's query
+    cannot outlast the statement timeout.
+    """
     import psycopg
 
     timeout_ms = max(1, int(timeout_s * 1000))
-    options = " ".join(
-        [
-            "-c default_transaction_read_only=on",
-            f"-c statement_timeout={timeout_ms}",
-            f"-c lock_timeout={timeout_ms}",
-            f"-c idle_in_transaction_session_timeout={max(timeout_ms * 2, 1000)}",
+    parameters = [
+        "-c default_transaction_read_only=on",
+        f"-c statement_timeout={timeout_ms}",
+        f"-c lock_timeout={timeout_ms}",
+        f"-c idle_in_transaction_session_timeout={max(timeout_ms * 2, 1000)}",
+    ]
+    if planner_limits:
+        collapse = int(settings.WAREHOUSE_PG_COLLAPSE_LIMIT)
+        parameters += [
+            f"-c join_collapse_limit={collapse}",
+            f"-c from_collapse_limit={collapse}",
+            f"-c geqo_threshold={int(settings.WAREHOUSE_PG_GEQO_THRESHOLD)}",
         ]
+    conn = psycopg.connect(
+        dsn, autocommit=False, connect_timeout=max(2, int(timeout_s) + 1), options=" ".join(parameters)
     )
-    conn = psycopg.connect(dsn, autocommit=False, connect_timeout=max(2, int(timeout_s) + 1), options=options)
     with conn.cursor() as cursor:
         cursor.execute("SET TRANSACTION READ ONLY")
-        if role:
-            cursor.execute(psycopg.sql.SQL("SET LOCAL ROLE {}").format(psycopg.sql.Identifier(role)))
     return conn

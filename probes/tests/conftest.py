@@ -7,6 +7,7 @@ import pytest
 
 from probes import defog
 from probes.catalogue import catalogue_refresh
+from probes.demo_warehouse import create_reader_role
 from probes.tests import shop
 from probes.warehouses import dsn_env_var, warehouse_register
 from tests.support.services import require_postgres_server
@@ -34,22 +35,50 @@ def shop_sqlite(db, tmp_path, monkeypatch):
     return warehouse
 
 
+def unique_name(prefix: str) -> str:
+    """A database or role name no other test process on the server uses (roles are cluster-wide)."""
+    return f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+
+
+def drop_role(admin_dsn: str, role: str) -> None:
+    """Drop a role this run created (its databases are dropped first, so it owns nothing)."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(admin_dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
+
+
 @pytest.fixture(scope="session")
-def shop_postgres_dsn():
+def shop_postgres_dsns():
+    """(owner DSN, reader DSN) of a fresh shop database; the reader may only SELECT its tables."""
     import psycopg
     from psycopg import sql
 
     admin = require_postgres_server()
-    database = f"probes_shop_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    yield shop.create_postgres(admin, database)
+    database = unique_name("probes_shop")
+    reader_role = unique_name("probes_reader")
+    owner_dsn = shop.create_postgres(admin, database)
+    reader = create_reader_role(owner_dsn, role=reader_role, tables=shop.TABLES)
+    yield owner_dsn, reader
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
+    drop_role(admin, reader_role)
+
+
+@pytest.fixture(scope="session")
+def shop_postgres_dsn(shop_postgres_dsns):
+    """The owner's (superuser's) DSN of the shop database: for checking it from outside."""
+    return shop_postgres_dsns[0]
 
 
 @pytest.fixture
-def shop_postgres(db, shop_postgres_dsn, monkeypatch):
-    warehouse = register(monkeypatch, "shop-pg", "postgres", shop_postgres_dsn)
-    warehouse.dsn = shop_postgres_dsn
+def shop_postgres(db, shop_postgres_dsns, monkeypatch):
+    """The shop on PostgreSQL, registered with its reader's DSN; `.dsn` is the owner's."""
+    owner_dsn, reader = shop_postgres_dsns
+    warehouse = register(monkeypatch, "shop-pg", "postgres", reader)
+    warehouse.dsn = owner_dsn
+    warehouse.reader_dsn = reader
     return warehouse
 
 
@@ -59,17 +88,26 @@ DEFOG_LOAD_LOCK = 0x6465666F67  # "defog" in ASCII
 
 @pytest.fixture(scope="session")
 def defog_postgres_dsns():
-    """Every defog schema loaded into `probes_<db>` (reused while the schema file is unchanged)."""
+    """Reader DSNs of every defog schema loaded into `probes_<db>` (reused while unchanged)."""
     if not defog.available():
         pytest.skip("the defog data set is not on this machine")
     import psycopg
+    from psycopg import sql
 
     admin = require_postgres_server()
     # The databases are shared by every test process on the server (pytest-xdist's, another
     # checkout's): one loads a missing or stale one while the others wait, then reuse it.
     with psycopg.connect(admin, autocommit=True) as lock:
         lock.execute("SELECT pg_advisory_lock(%s)", [DEFOG_LOAD_LOCK])
-        return {db: defog.load_postgres(db, admin) for db in defog.DATABASES}
+        owners = {db: defog.load_postgres(db, admin) for db in defog.DATABASES}
+    # The databases are shared; the reader is this run's own, granted in each and dropped after.
+    role, password = unique_name("probes_defog_reader"), uuid.uuid4().hex
+    readers = {db: create_reader_role(dsn, role=role, tables=None, password=password) for db, dsn in owners.items()}
+    yield readers
+    for dsn in owners.values():
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+    drop_role(admin, role)
 
 
 # The defog schemas whose PostgreSQL DDL sqlglot translates to SQLite in full.

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.demo_warehouse import build_demo_warehouse
+from probes.demo_warehouse import build_demo_warehouse, create_reader_role
 from probes.fanout import check_fanout, detect_fanout
 from probes.models import ProbeOutcome
 from probes.selectors import latest_catalogue
@@ -51,9 +51,11 @@ def demo_postgres_dsn():
 
     dsn = urlunparse(urlparse(admin)._replace(path="/" + name))
     build_demo_warehouse(dsn)
-    yield dsn
+    reader_role = f"{name}_reader"
+    yield create_reader_role(dsn, role=reader_role)
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(reader_role)))
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
+from probes.demo_warehouse import READER_ROLE, build_demo_warehouse, create_reader_role, register_demo_warehouse
+from probes.role_check import UnsafeWarehouseRole
 
 
 class Command(BaseCommand):
@@ -14,10 +15,16 @@ class Command(BaseCommand):
         target.add_argument("--path", help="SQLite file to build (default: VAR_DIR/demo_warehouse.sqlite3).")
         target.add_argument("--dsn", help="PostgreSQL DSN of an existing database to build into.")
         parser.add_argument(
+            "--reader-role",
+            default=READER_ROLE,
+            help=f"PostgreSQL login role created (or reused) with SELECT on the demo tables only; its DSN is "
+            f"the one registered (default {READER_ROLE}).",
+        )
+        parser.add_argument(
             "--no-register", action="store_true", help="Build only; leave the Warehouse row and the DSN file alone."
         )
 
-    def handle(self, *args, path=None, dsn=None, no_register=False, **options):
+    def handle(self, *args, path=None, dsn=None, no_register=False, reader_role=READER_ROLE, **options):
         if dsn and not dsn.startswith(("postgres://", "postgresql://")):
             raise CommandError(f"--dsn must be a PostgreSQL DSN (postgresql://...), got {dsn.split('@')[-1]!r}")
         target = dsn or path or str(settings.VAR_DIR / "demo_warehouse.sqlite3")
@@ -25,6 +32,14 @@ class Command(BaseCommand):
         where = "PostgreSQL at " + dsn.split("@")[-1] if dsn else target
         summary = ", ".join(f"{table} {count}" for table, count in counts.items())
         self.stdout.write(f"demo warehouse built in {where}: {summary}")
-        if not no_register:
+        if no_register:
+            return
+        if dsn:
+            target = create_reader_role(dsn, role=reader_role)
+            self.stdout.write(f"login role {reader_role} may SELECT the demo tables and nothing else")
+        try:
             register_demo_warehouse(target)
-            self.stdout.write(f"registered as `demo` (DSN in {settings.WAREHOUSES_FILE})")
+        except UnsafeWarehouseRole as exc:
+            raise CommandError(str(exc)) from exc
+        who = f"login role {reader_role}" if dsn else "the file"
+        self.stdout.write(f"registered as `demo` with {who} (DSN in {settings.WAREHOUSES_FILE})")
