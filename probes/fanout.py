@@ -16,7 +16,6 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
-import sqlglot
 from django.db import transaction
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -24,6 +23,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from probes.execution import run_readonly
 from probes.fingerprint import sqlglot_dialect
+from probes.guard import parse_sql
 from probes.hypotheses import JoinFanoutHypothesis
 from probes.models import Catalogue, ProbeOutcome, ProbeRun, Warehouse
 from probes.selectors import latest_catalogue
@@ -253,8 +253,10 @@ def _probe_sql(tree: exp.Expression, fanout: Fanout, dialect: str) -> tuple[str,
 def detect_fanout(sql: str, catalogue: Catalogue | dict, dialect: str = "sqlite") -> JoinFanoutHypothesis:
     """Suspect fan-out from the SQL and the catalogue's keys alone; write the probe that decides it."""
     index = catalogue_index(catalogue)
+    tree = parse_sql(sql, dialect).tree  # the guard's parse, shared; never mutated here
+    if tree is None:
+        return JoinFanoutHypothesis.not_suspected()
     try:
-        tree = sqlglot.parse_one(sql, read=sqlglot_dialect(dialect))
         scopes = traverse_scope(tree)
     except (SqlglotError, RecursionError, KeyError, ValueError):
         return JoinFanoutHypothesis.not_suspected()

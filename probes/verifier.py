@@ -1,7 +1,8 @@
 """The deterministic verifier: a function of the schema, not of a model (seed 000).
 
-`verify(sql, catalogue)` parses once, runs the read-only guard on the tree, resolves every
-table and column against the catalogue, and applies the cost rules (cross join without a
+`verify(sql, catalogue)` reads the text once through the guard (`probes.guard.parse_sql`, a
+parse shared with the fingerprint and the fan-out detector), takes the guard's verdict,
+resolves every table and column against the catalogue, and applies the cost rules (cross join without a
 predicate, no LIMIT on a non-aggregate query, an unbounded scan of a large table). With a
 warehouse it also asks the database: `EXPLAIN (FORMAT JSON)` on PostgreSQL, `EXPLAIN QUERY
 PLAN` on SQLite, through the same read-only enforcement as every probe. A failure carries
@@ -15,13 +16,12 @@ reached: a fault of the checker, never a verdict on the SQL).
 import difflib
 from dataclasses import asdict, dataclass, field
 
-import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, SqlglotError
+from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from probes.fingerprint import sqlglot_dialect
-from probes.guard import guard_tree, parse_error_message
+from probes.guard import parse_sql
 from probes.models import Catalogue, Warehouse
 
 VERIFIER_VERSION = "verifier-1.0"
@@ -576,22 +576,22 @@ def verify(
             rules=rules,
         )
 
-    try:
-        statements = [t for t in sqlglot.parse(sql, read=sqlglot_dialect(dialect)) if t is not None]
-    except ParseError as error:
-        findings.append(Finding("syntax", "syntax", parse_error_message(error)))
+    # One parse, shared with the guard (and the fingerprint and fan-out detector).
+    parsed = parse_sql(sql, dialect)
+    if parsed.stage == "syntax":
+        message = parsed.syntax_error or "parse error"
+        if message.startswith("exactly one statement") or message == "empty SQL text":
+            message = f"expected exactly one statement; found {len(parsed.statements)}"
+        findings.append(Finding("syntax", "syntax", message))
         return result()
-    except (SqlglotError, RecursionError) as error:
-        findings.append(Finding("syntax", "syntax", f"parse error: {str(error).splitlines()[0]}"))
+    if parsed.stage == "text":
+        findings.append(Finding("read_only", "dialect", f"refused before parsing: {parsed.verdict.reason}"))
         return result()
-    if len(statements) != 1:
-        findings.append(Finding("syntax", "syntax", f"expected exactly one statement; found {len(statements)}"))
+    if not parsed.verdict.allowed:
+        prefix = "not a read-only query" if parsed.verdict.kind == "statement" else "refused by the guard"
+        findings.append(Finding("read_only", "dialect", f"{prefix}: {parsed.verdict.reason}"))
         return result()
-    tree = statements[0]
-    guard = guard_tree(tree)
-    if not guard.allowed:
-        findings.append(Finding("read_only", "dialect", f"not a read-only query: {guard.reason}"))
-        return result()
+    tree = parsed.tree
     try:
         scopes = traverse_scope(tree)
     except (SqlglotError, RecursionError, KeyError, ValueError):

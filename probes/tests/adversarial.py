@@ -1,155 +1,34 @@
-"""Adversarial SQL texts: each must be refused, or run without changing the warehouse.
+"""The older adversarial corpus, folded into `probes.tests.hostile_corpus` (issue 13).
 
-`(label, sql)` pairs written against the shop schema. Some are harmless on purpose (a
-semicolon inside a string, a comment hiding a DELETE): the guard may let them through,
-and the test then checks that running them changed nothing.
+Every text that used to live here is now an entry of the hostile corpus; this module keeps
+the `(label, sql)` view that `test_adversarial.py` runs through `run_sql` on both dialects:
+every text the guard must refuse (those it can write to a file: a lone surrogate cannot
+be), plus the harmless tricks the guard may let through, labelled as before.
 """
 
-DENYLISTED_CALLS = [
-    "pg_sleep(30)",
-    "pg_sleep_for('30 seconds')",
-    "pg_sleep_until(now() + interval '30 seconds')",
-    "set_config('default_transaction_read_only', 'off', false)",
-    "nextval('shop_seq')",
-    "setval('shop_seq', 100)",
-    "currval('shop_seq')",
-    "lastval()",
-    "pg_advisory_lock(42)",
-    "pg_advisory_xact_lock(42)",
-    "pg_try_advisory_lock(42)",
-    "pg_advisory_lock_shared(42)",
-    "pg_read_file('/etc/passwd')",
-    "pg_read_binary_file('/etc/passwd')",
-    "pg_ls_dir('.')",
-    "pg_stat_file('.')",
-    "lo_import('/etc/passwd')",
-    "lo_export(1, '/tmp/docket-probes-pwned')",
-    "lo_create(0)",
-    "lo_unlink(1)",
-    "dblink('dbname=postgres', 'DELETE FROM shipments')",
-    "dblink_exec('dbname=postgres', 'DELETE FROM shipments')",
-    "pg_terminate_backend(pg_backend_pid())",
-    "pg_cancel_backend(pg_backend_pid())",
-    "txid_current()",
-    "pg_current_xact_id()",
-    "query_to_xml('DELETE FROM shipments RETURNING 1', true, true, '')",
-    "query_to_xml_and_xmlschema('SELECT 1', true, true, '')",
-    "table_to_xml('orders', true, true, '')",
-    "database_to_xml(true, true, '')",
-    "pg_reload_conf()",
-    "pg_rotate_logfile()",
-    "pg_switch_wal()",
-    "pg_create_restore_point('docket')",
-    "pg_notify('docket', 'hello')",
-    "pg_logical_emit_message(true, 'docket', 'hello')",
-    "load_extension('/tmp/evil')",
-    "readfile('/etc/passwd')",
-    "writefile('/tmp/docket-probes-pwned', 'x')",
-]
+from probes.tests.hostile_corpus import CORPUS as HOSTILE_CORPUS
+
+# Hostile-corpus names of harmless texts → the labels the run_sql test knows them by.
+HARMLESS_LABELS = {
+    "line-comment-hides-delete": "line comment hides delete",
+    "block-comment-hides-drop": "block comment hides drop",
+    "semicolon-in-string": "semicolon in string",
+    "escaped-quote-in-string": "escaped quote in string",
+    "quoted-identifier": "quoted identifier",
+    "table-shorthand": "table shorthand",
+}
+
+
+def _writable(sql: str) -> bool:
+    try:
+        sql.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
 
 CORPUS: list[tuple[str, str]] = [
-    # Plain DML and DDL.
-    ("delete", "DELETE FROM shipments"),
-    ("update", "UPDATE orders SET total = 0"),
-    ("insert", "INSERT INTO customers (customer_id, name) VALUES (99, 'Mallory')"),
-    ("drop table", "DROP TABLE shipments"),
-    ("truncate", "TRUNCATE shipments"),
-    ("alter table", "ALTER TABLE orders ADD COLUMN pwned INTEGER"),
-    ("create table as", "CREATE TABLE stolen AS SELECT * FROM customers"),
-    ("create index", "CREATE INDEX pwned_idx ON orders (status)"),
-    ("create temp table", "CREATE TEMP TABLE scratch (x int)"),
-    ("create function", "CREATE FUNCTION pwn() RETURNS int LANGUAGE sql AS 'SELECT 1'"),
-    ("merge", "MERGE INTO orders o USING customers c ON o.customer_id = c.customer_id WHEN MATCHED THEN DELETE"),
-    ("vacuum", "VACUUM"),
-    ("analyze", "ANALYZE orders"),
-    ("reindex", "REINDEX TABLE orders"),
-    ("grant", "GRANT ALL ON orders TO PUBLIC"),
-    ("revoke", "REVOKE SELECT ON orders FROM PUBLIC"),
-    ("lock table", "LOCK TABLE orders IN ACCESS EXCLUSIVE MODE"),
-    # DML hidden in CTEs.
-    ("delete in cte", "WITH d AS (DELETE FROM shipments RETURNING *) SELECT count(*) FROM d"),
-    ("update in cte", "WITH u AS (UPDATE orders SET total = 0 RETURNING order_id) SELECT count(*) FROM u"),
-    (
-        "insert in cte",
-        "WITH i AS (INSERT INTO customers (customer_id, name) VALUES (98, 'Eve') RETURNING *) SELECT * FROM i",
-    ),
-    ("delete after cte", "WITH x AS (SELECT 1) DELETE FROM shipments"),
-    (
-        "nested cte delete",
-        "WITH a AS (SELECT 1), b AS (WITH c AS (DELETE FROM shipments RETURNING 1) SELECT * FROM c) SELECT * FROM b",
-    ),
-    # Multiple statements.
-    ("select then delete", "SELECT * FROM orders; DELETE FROM shipments"),
-    ("two selects", "SELECT 1; SELECT 2"),
-    ("stacked drop with comment", "SELECT 1;DROP TABLE shipments;--"),
-    ("many semicolons", "SeLeCt * FrOm orders;;;  DeLeTe FROM shipments"),
-    ("union then drop", "(SELECT 1) UNION (SELECT 2); DROP TABLE shipments"),
-    ("begin commit", "BEGIN; DELETE FROM shipments; COMMIT"),
-    # Comment and quoting tricks.
-    ("comment before delete", "/* just a comment */ DELETE FROM shipments"),
-    ("comment inside keyword gap", "DELETE/**/FROM shipments"),
-    ("line comment hides delete", "SELECT 1 -- ; DELETE FROM shipments"),
-    ("block comment hides drop", "SELECT 1 /* ; DROP TABLE shipments */"),
-    ("semicolon in string", "SELECT '; DELETE FROM shipments; --' AS x"),
-    ("escaped quote in string", "SELECT order_id FROM orders WHERE status = 'x''; DELETE FROM shipments; --'"),
-    ("dollar quoted", "SELECT $$; DELETE FROM shipments; $$ AS x"),
-    ("quoted identifier", 'SELECT "order_id" FROM "orders" WHERE "status" = \'paid\''),
-    ("nested comment", "SELECT 1 /* outer /* inner */ ; DELETE FROM shipments */"),
-    ("unicode semicolon", "SELECT 1\uff1b DELETE FROM shipments"),
-    ("nul byte", "SELECT 1;\x00DELETE FROM shipments"),
-    ("empty", ""),
-    ("only a comment", "-- nothing here"),
-    # Locking clauses.
-    ("for update", "SELECT * FROM orders FOR UPDATE"),
-    ("for share", "SELECT * FROM orders FOR SHARE"),
-    ("for no key update", "SELECT * FROM orders FOR NO KEY UPDATE"),
-    ("for update skip locked", "SELECT * FROM orders FOR UPDATE SKIP LOCKED"),
-    ("nested for update", "SELECT * FROM orders WHERE order_id IN (SELECT order_id FROM orders FOR UPDATE)"),
-    # SELECT INTO.
-    ("select into", "SELECT * INTO orders_copy FROM orders"),
-    ("select into temp", "SELECT * INTO TEMP scratch FROM orders"),
-    # Session, transaction and server statements.
-    ("copy to stdout", "COPY orders TO STDOUT"),
-    ("copy from file", "COPY orders FROM '/etc/passwd'"),
-    ("copy to program", "COPY (SELECT 1) TO PROGRAM 'touch /tmp/docket-probes-pwned'"),
-    ("do block", "DO $$ BEGIN DELETE FROM shipments; END $$"),
-    ("call procedure", "CALL shop_wipe_proc()"),
-    ("set timeout", "SET statement_timeout = 0"),
-    ("set role", "SET ROLE postgres"),
-    ("read write", "SET SESSION CHARACTERISTICS AS TRANSACTION READ WRITE"),
-    ("start read write", "START TRANSACTION READ WRITE"),
-    ("reset", "RESET ALL"),
-    ("pragma query_only off", "PRAGMA query_only = OFF"),
-    ("pragma writable schema", "PRAGMA writable_schema = ON"),
-    ("attach", "ATTACH DATABASE '/tmp/docket-probes-pwned.db' AS pwned"),
-    ("listen", "LISTEN docket"),
-    ("notify", "NOTIFY docket, 'hello'"),
-    ("prepare", "PREPARE p AS DELETE FROM shipments"),
-    ("execute", "EXECUTE p"),
-    ("declare cursor", "DECLARE c CURSOR FOR SELECT 1"),
-    ("explain analyze delete", "EXPLAIN ANALYZE DELETE FROM shipments"),
-    ("show", "SHOW ALL"),
-    ("table shorthand", "TABLE orders"),
-    ("values", "VALUES (1)"),
-    # A user function that writes, called from a SELECT: only the database can stop this one.
-    ("writing function in select", "SELECT shop_wipe()"),
-    # Very long-running queries: the timeout must end them.
-    ("recursive cte forever", "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT count(*) FROM r"),
-    (
-        "generate_series cross join",
-        "SELECT count(*) FROM generate_series(1, 100000) a, generate_series(1, 100000) b",
-    ),
-    (
-        "self cross join",
-        "SELECT count(*) FROM orders a, orders b, orders c, orders d, orders e, orders f, orders g, orders h, "
-        "orders i, orders j, orders k, orders l, orders m, orders n, orders o, orders p",
-    ),
-    ("huge blob", "SELECT length(randomblob(2000000000))"),
-    # Denylisted functions, each on its own, plus a hidden and a schema-qualified form.
-    *[(f"call {call.split('(')[0]}", f"SELECT {call}") for call in DENYLISTED_CALLS],
-    ("table function sleep", "SELECT * FROM pg_sleep(30)"),
-    ("schema qualified sleep", "SELECT pg_catalog.pg_sleep(30)"),
-    ("sleep in subquery", "SELECT * FROM orders WHERE total > (SELECT count(*) FROM (SELECT pg_sleep(30)) s)"),
-    ("sleep in cte", "WITH s AS (SELECT pg_sleep(30) AS z) SELECT * FROM s"),
-    ("upper-case sleep", "SELECT PG_SLEEP(30)"),
+    (HARMLESS_LABELS.get(entry.name, entry.name), entry.sql)
+    for entry in HOSTILE_CORPUS
+    if (entry.guard_must_refuse or entry.name in HARMLESS_LABELS) and _writable(entry.sql)
 ]

@@ -64,8 +64,9 @@ def _many_joins(count: int) -> str:
 
 
 def _u_amp(name: str) -> str:
-    """Spell a function name as a PostgreSQL Unicode-escaped identifier, hiding its underscore."""
-    return 'U&"' + name.replace("_", "\\005f") + '"'
+    """Spell a function name as a PostgreSQL Unicode-escaped identifier, hiding its last underscore."""
+    head, _, tail = name.rpartition("_")
+    return 'U&"' + head + "\\005f" + tail + '"'
 
 
 _PLUS_CHAIN = "SELECT " + "+".join(["1"] * 100_000)  # ~200 KB: parsed four times it took minutes
@@ -139,7 +140,6 @@ _REFUSED: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("write", "do-block", "DO $$ BEGIN DELETE FROM shipments; END $$", PG),
     ("write", "explain-analyze-delete", "EXPLAIN ANALYZE DELETE FROM shipments", PG),
     ("write", "explain-select", "EXPLAIN SELECT * FROM orders", BOTH),
-    ("write", "table-shorthand", "TABLE orders", PG),
     ("write", "bare-values", "VALUES (1)", BOTH),
     # --- multi_statement ----------------------------------------------------------------
     ("multi_statement", "select-then-delete", "SELECT * FROM orders; DELETE FROM shipments", BOTH),
@@ -273,6 +273,9 @@ _REFUSED: list[tuple[str, str, str, tuple[str, ...]]] = [
     ("file_network", "fts3-tokenizer", "SELECT fts3_tokenizer('simple')", LITE),
     ("file_network", "attach", "ATTACH DATABASE '/tmp/docket-probes-pwned.db' AS pwned", LITE),
     ("file_network", "detach", "DETACH DATABASE main", LITE),
+    ("file_network", "call-pg-stat-file", "SELECT pg_stat_file('.')", PG),
+    ("file_network", "call-lo-export", "SELECT lo_export(1, '/tmp/docket-probes-pwned')", PG),
+    ("file_network", "call-dblink", "SELECT dblink('dbname=postgres', 'DELETE FROM shipments')", PG),
     ("file_network", "inet-server-addr", "SELECT inet_server_addr(), inet_server_port()", PG),
     # --- sql_in_string: functions that run SQL held in a string ----------------------------
     (
@@ -461,6 +464,18 @@ _REFUSED: list[tuple[str, str, str, tuple[str, ...]]] = [
 
 # Texts the guard may allow: legitimate shapes whose cost only execution caps can bound.
 _CAPPED: list[tuple[str, str, str, tuple[str, ...]]] = [
+    # --- harmless tricks: a read that only looks dangerous; running it must change nothing --
+    ("multi_statement", "line-comment-hides-delete", "SELECT 1 -- ; DELETE FROM shipments", BOTH),
+    ("multi_statement", "block-comment-hides-drop", "SELECT 1 /* ; DROP TABLE shipments */", BOTH),
+    ("multi_statement", "semicolon-in-string", "SELECT '; DELETE FROM shipments; --' AS x", BOTH),
+    (
+        "lexer_differential",
+        "escaped-quote-in-string",
+        "SELECT order_id FROM orders WHERE status = 'x''; DELETE FROM shipments; --'",
+        BOTH,
+    ),
+    ("lexer_differential", "quoted-identifier", 'SELECT "order_id" FROM "orders" WHERE "status" = \'paid\'', BOTH),
+    ("lexer_differential", "table-shorthand", "TABLE orders", PG),
     # --- memory_bomb ----------------------------------------------------------------------
     ("memory_bomb", "printf-width", "SELECT length(printf('%.*c', 2000000000, 'x'))", LITE),
     ("memory_bomb", "printf-width-rows", "SELECT printf('%.*c', 100000000, 'x') FROM orders", LITE),

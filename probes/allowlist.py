@@ -1,0 +1,145 @@
+"""The functions model-written SQL may call: an allow-list per dialect, by family.
+
+The guard admits a function call only if it is named here (issue 13): what an analytical
+query uses — aggregates, window functions, arithmetic, string, date/time, conditional and
+casts — and nothing that sleeps, locks, reads files, changes settings, touches sequences
+or large objects, reaches the network or runs SQL held in a string. Anything not listed is
+refused with its name; adding a function is a reviewed change to this module (and to the
+family's test in `probes/tests/test_guard_allowlist.py`).
+
+The lists are SQL names as an analyst writes them. sqlglot reads many of them into typed
+nodes (`to_char(...)` becomes `TimeToStr`); `allowed_functions(dialect)` derives, once per
+dialect, which sqlglot node types and which unknown ("anonymous") names the listed names
+parse to, and the guard checks nodes against that. `SYNTAX_NODES` lists the typed nodes
+that come from SQL syntax rather than a function name (CASE, CAST, `::`, `~`, `->`, AND).
+"""
+
+import functools
+import inspect
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
+
+_COMMON_AGGREGATES = "avg count sum min max"
+_COMMON_WINDOWS = "row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value"
+_COMMON_MATH = (
+    "abs ceil ceiling floor round trunc sign sqrt exp ln log log10 mod power pow pi degrees radians "
+    "sin cos tan asin acos atan atan2 cot random"
+)
+_COMMON_STRING = "length lower upper ltrim rtrim trim replace substr substring concat concat_ws"
+_COMMON_CONDITIONAL = "coalesce nullif"
+
+FUNCTION_FAMILIES: dict[str, dict[str, str]] = {
+    "postgres": {
+        "aggregate": _COMMON_AGGREGATES + " array_agg string_agg bool_and bool_or every bit_and bit_or "
+        "stddev stddev_pop stddev_samp variance var_pop var_samp corr covar_pop covar_samp "
+        "regr_slope regr_intercept regr_r2 regr_count regr_avgx regr_avgy regr_sxx regr_syy regr_sxy "
+        "percentile_cont percentile_disc mode json_agg jsonb_agg json_object_agg jsonb_object_agg",
+        "window": _COMMON_WINDOWS,
+        "arithmetic": _COMMON_MATH + " cbrt div factorial width_bucket gcd lcm greatest least",
+        "string": _COMMON_STRING + " ascii bit_length btrim char_length character_length chr format initcap "
+        "left right lpad rpad md5 octet_length overlay position regexp_count regexp_instr regexp_like "
+        "regexp_match regexp_matches regexp_replace regexp_split_to_array regexp_substr repeat reverse "
+        "split_part starts_with strpos translate to_hex string_to_array array_to_string",
+        "datetime": "age current_date current_time current_timestamp localtime localtimestamp now "
+        "date_part date_trunc date_bin extract isfinite justify_days justify_hours justify_interval "
+        "date make_date make_interval make_time make_timestamp make_timestamptz statement_timestamp "
+        "transaction_timestamp clock_timestamp to_char to_date to_number to_timestamp timezone "
+        "generate_series",
+        "conditional": _COMMON_CONDITIONAL + " greatest least num_nulls num_nonnulls",
+        "cast": "cast",
+        "json_array": "json_array_length jsonb_array_length json_extract_path json_extract_path_text "
+        "jsonb_extract_path jsonb_extract_path_text json_typeof jsonb_typeof to_json to_jsonb "
+        "json_build_object jsonb_build_object json_build_array jsonb_build_array "
+        "array_length array_position array_append cardinality unnest",
+    },
+    "sqlite": {
+        "aggregate": _COMMON_AGGREGATES + " total group_concat string_agg",
+        "window": _COMMON_WINDOWS,
+        "arithmetic": _COMMON_MATH + " log2 max min",
+        "string": _COMMON_STRING + " char hex unicode instr printf format quote glob like octet_length unhex",
+        "datetime": "date time datetime julianday unixepoch strftime timediff current_date current_time "
+        "current_timestamp",
+        "conditional": _COMMON_CONDITIONAL + " ifnull iif likely unlikely",
+        "cast": "cast typeof",
+        "json_array": "json json_extract json_array_length json_type json_valid json_object json_array",
+    },
+}
+
+# Typed nodes sqlglot builds from SQL syntax, not from a function name, by family.
+SYNTAX_NODES: dict[str, tuple[str, ...]] = {
+    "conditional": ("Case", "If", "Coalesce", "Nullif", "Exists", "And", "Or", "Xor", "Greatest", "Least"),
+    "cast": ("Cast", "TryCast", "Collate"),
+    "datetime": ("CurrentDate", "CurrentTime", "CurrentTimestamp", "Localtime", "Localtimestamp", "Extract"),
+    "string": ("Substring", "Trim", "StrPosition", "Overlay", "RegexpLike", "RegexpILike"),
+    "arithmetic": ("Pow", "Sqrt", "Abs", "Cbrt"),
+    "json_array": (
+        "Array",
+        "ArrayContainsAll",
+        "ArrayContainedBy",
+        "ArrayOverlaps",
+        "JSONExtract",
+        "JSONExtractScalar",
+        "JSONBExtract",
+        "JSONBExtractScalar",
+        "JSONBContains",
+    ),
+}
+
+DIALECTS = tuple(FUNCTION_FAMILIES)
+# Docket's dialect names → sqlglot's.
+SQLGLOT_DIALECTS = {"sqlite": "sqlite", "postgres": "postgres", "postgresql": "postgres"}
+
+
+def sqlglot_dialect(dialect: str) -> str:
+    return SQLGLOT_DIALECTS.get((dialect or "sqlite").lower(), dialect)
+
+
+@dataclass(frozen=True)
+class AllowedFunctions:
+    names: frozenset[str]  # every allowed SQL name, lower case
+    node_types: frozenset[type]  # typed sqlglot nodes those names (and the syntax) parse to
+    anonymous: frozenset[str]  # allowed names sqlglot reads as Anonymous, lower case
+
+
+def family_names(dialect: str, family: str) -> frozenset[str]:
+    return frozenset(FUNCTION_FAMILIES[dialect].get(family, "").split())
+
+
+def _parsed_function_types(name: str, dialect: str) -> tuple[set[type], bool]:
+    """Return the typed nodes a call of `name` parses to, and whether it parses as Anonymous."""
+    builder = Dialect.get_or_raise(dialect).parser_class.FUNCTIONS.get(name.upper())
+    if inspect.ismethod(builder) and inspect.isclass(builder.__self__) and issubclass(builder.__self__, exp.Func):
+        return {builder.__self__}, False  # a plain `Class.from_arg_list`: no need to parse
+    types: set[type] = set()
+    anonymous = False
+    for arguments in ("", "a", "a, b", "a, b, c"):
+        try:
+            tree = sqlglot.parse_one(f"SELECT {name}({arguments}) FROM t", read=dialect)
+        except SqlglotError:
+            continue
+        for node in tree.walk():
+            if isinstance(node, exp.Anonymous):
+                anonymous = anonymous or node.name.lower() == name
+            elif isinstance(node, exp.Func):
+                types.add(type(node))
+    return types, anonymous
+
+
+@functools.cache
+def allowed_functions(dialect: str) -> AllowedFunctions:
+    """Derive (once per dialect) the node types and anonymous names the allow-list admits."""
+    names: set[str] = set()
+    for family in FUNCTION_FAMILIES[dialect]:
+        names |= family_names(dialect, family)
+    node_types = {getattr(exp, node) for nodes in SYNTAX_NODES.values() for node in nodes if hasattr(exp, node)}
+    anonymous = set()
+    for name in sorted(names):
+        types, is_anonymous = _parsed_function_types(name, dialect)
+        node_types |= types
+        if is_anonymous:
+            anonymous.add(name)
+    return AllowedFunctions(frozenset(names), frozenset(node_types), frozenset(anonymous))
