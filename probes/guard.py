@@ -131,6 +131,12 @@ _BACKSLASH_IDENTIFIER = re.compile(r'"[^"\n]*\\[^"\n]*"')
 _ESCAPE_STRING = re.compile(r"(?<![\w$'\"])e'", re.IGNORECASE)
 _DOLLAR_QUOTE = re.compile(r"\$(?:[A-Za-z_\x80-\uffff][\w\x80-\uffff]*)?\$")
 _COMMENT_MARK = re.compile(r"/\*|\*/")
+# A quoted identifier followed by "(": a call of a quoted function name (sqlglot may read
+# `"LOWER"(x)` as lower(), the database as a different, case-sensitive function), unless it
+# names a CTE or an alias with a column list (`AS "t"(a, b)`, `WITH "t"(a) AS (...)`).
+_QUOTED_CALL = re.compile(r'"((?:[^"]|"")*)"\s*\(')
+_BEFORE_COLUMN_LIST = re.compile(r"(?:\bas|\bwith|\brecursive|\))\s*$", re.IGNORECASE)
+_CTE_COLUMN_LIST = re.compile(r"[^()]*\)\s*as\s*(?:not\s+)?(?:materialized\s*)?\(", re.IGNORECASE)
 # A rough token count (a quoted string or a word is one token), so that a text with more
 # tokens than the node limit could ever allow is refused without paying for a parse.
 _TOKEN = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|\w+|[^\w\s]")
@@ -162,6 +168,17 @@ def _nested_comment(sql: str) -> bool:
     return False
 
 
+def _quoted_call(sql: str) -> str | None:
+    for match in _QUOTED_CALL.finditer(sql):
+        before = sql[max(0, match.start() - 20) : match.start()]
+        if _BEFORE_COLUMN_LIST.search(before):
+            continue
+        if before.rstrip().endswith(",") and _CTE_COLUMN_LIST.match(sql, match.end()):
+            continue
+        return match.group(1)
+    return None
+
+
 def text_refusal(sql: str, limits: GuardLimits) -> str | None:
     """Return why the raw text is refused before parsing, or None."""
     try:
@@ -185,6 +202,11 @@ def text_refusal(sql: str, limits: GuardLimits) -> str | None:
         return "a dollar-quoted string (the database and the guard could read it differently)"
     if _nested_comment(sql):
         return "a nested block comment (PostgreSQL nests /* */, SQLite does not)"
+    if '"' in sql:
+        quoted = _quoted_call(sql)
+        if quoted is not None:
+            return f'quoted function name "{quoted}" is not allowed'
+
     tokens = sum(1 for _ in _TOKEN.finditer(sql))
     if tokens > TOKENS_PER_NODE * limits.max_nodes:
         return f"the SQL text has {tokens:,} tokens, more than WAREHOUSE_MAX_SQL_NODES ({limits.max_nodes:,}) allows"

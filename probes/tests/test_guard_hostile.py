@@ -10,7 +10,8 @@ from probes.tests.hostile_corpus import CORPUS, FAMILIES, HostileSQL
 MUST_REFUSE = [(entry, dialect) for entry in CORPUS if entry.guard_must_refuse for dialect in entry.dialects]
 # Words a refusal may use to name what it refused, beyond a name taken from the text.
 CONSTRUCTS = re.compile(
-    r"U&|UESCAPE|backslash|escape string|dollar-quoted|nested block comment|control character|UTF-8|"
+    r"U&|UESCAPE|quoted function name|backslash|escape string|dollar-quoted|nested block comment|"
+    r"control character|UTF-8|"
     r"empty SQL text|unparseable|exactly one statement|only a query|is not allowed in a read-only probe|"
     r"WAREHOUSE_MAX_\w+"
 )
