@@ -53,6 +53,17 @@ def run() -> list[dict]:
             "target": 1,
         },
     ]
+    rows.append(
+        {
+            # The guard's allow-list inside the verifier: a refusal of correct SQL is a false one.
+            "name": "defog gold (PostgreSQL): refused by the guard's allow-list",
+            "value": round(100 * report["rate_by_rule"].get("read_only", 0.0), 1),
+            "unit": "%",
+            "target_op": "<=",
+            "target": 0,
+            "note": f"{report['by_rule'].get('read_only', 0)} queries",
+        }
+    )
     for rule, rate in report["rate_by_rule"].items():
         # A rule above 1% of correct queries is marked MISSED: that is its cost, made visible.
         rows.append(
