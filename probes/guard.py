@@ -279,7 +279,7 @@ def _parse_cached(sql: str, dialect: str, limits: GuardLimits) -> ParsedSQL:
     if len(statements) != 1:
         found = f"exactly one statement is allowed; found {len(statements)}"
         return ParsedSQL(dialect, statements, GuardResult(False, found, "syntax"), "syntax", found)
-    verdict = guard_tree(statements[0], dialect, limits)
+    verdict = guard_tree(statements[0], dialect, limits, sql)
     return ParsedSQL(dialect, statements, verdict, "ok" if verdict.allowed else "guard")
 
 
@@ -293,7 +293,85 @@ def _forbidden_label(node: exp.Expression) -> str:
     return type(node).__name__.upper()
 
 
-def _function_refusal(node: exp.Func, dialect: str) -> str | None:
+_CALLED_NAME = re.compile(r"([A-Za-z_][\w$]*)\s*\(")
+# Words followed by "(" in SQL that are not function calls.
+_NOT_CALLS = frozenset(
+    [
+        "select",
+        "from",
+        "where",
+        "in",
+        "exists",
+        "values",
+        "over",
+        "as",
+        "and",
+        "or",
+        "not",
+        "on",
+        "using",
+        "join",
+        "filter",
+        "within",
+        "any",
+        "all",
+        "some",
+        "some",
+        "array",
+        "row",
+        "cast",
+        "extract",
+        "position",
+        "overlay",
+        "substring",
+        "trim",
+        "with",
+        "recursive",
+        "materialized",
+        "union",
+        "intersect",
+        "except",
+        "limit",
+        "offset",
+        "fetch",
+        "group",
+        "order",
+        "by",
+        "partition",
+        "window",
+        "having",
+        "is",
+        "between",
+        "like",
+        "ilike",
+        "similar",
+        "to",
+        "when",
+        "then",
+        "else",
+        "case",
+        "end",
+        "distinct",
+        "lateral",
+        "table",
+        "only",
+        "returning",
+    ]
+)
+
+
+def _typed_name(node: exp.Func, dialect: str, sql: str | None) -> str:
+    """Name a typed node as the text spelled it: sqlglot's own name may differ (TimeToStr)."""
+    if sql:
+        allowed = allowed_functions(dialect).names
+        for match in _CALLED_NAME.finditer(sql):
+            name = match.group(1).lower()
+            if name not in allowed and name not in _NOT_CALLS:
+                return name
+    return node.sql_name().lower()
+
+
+def _function_refusal(node: exp.Func, dialect: str, sql: str | None = None) -> str | None:
     allowed = allowed_functions(dialect)
     if isinstance(node, exp.Anonymous):
         if isinstance(node.this, exp.Identifier) and node.this.quoted:
@@ -304,11 +382,7 @@ def _function_refusal(node: exp.Func, dialect: str) -> str | None:
     elif type(node) in allowed.node_types:
         return None
     else:
-        # Name it as the dialect spells it (sqlglot's own name for the node may differ).
-        try:
-            name = node.sql(dialect=dialect).split("(", 1)[0].strip().lower() or node.sql_name().lower()
-        except (SqlglotError, RecursionError):
-            name = node.sql_name().lower()
+        name = _typed_name(node, dialect, sql)
     return f"function {name}() is not on the {dialect} allow-list"
 
 
@@ -357,7 +431,9 @@ def _recursive_refusal(with_: exp.With, limits: GuardLimits) -> str | None:
     return None
 
 
-def guard_tree(tree: exp.Expression, dialect: str = "postgres", limits: GuardLimits | None = None) -> GuardResult:
+def guard_tree(
+    tree: exp.Expression, dialect: str = "postgres", limits: GuardLimits | None = None, sql: str | None = None
+) -> GuardResult:
     """Check one parsed statement: a read-only query within the limits, calling only allowed functions."""
     limits = limits or current_limits()
     dialect = sqlglot_dialect(dialect)
@@ -382,7 +458,7 @@ def guard_tree(tree: exp.Expression, dialect: str = "postgres", limits: GuardLim
             return GuardResult(False, f"{_forbidden_label(node)} is not allowed in a read-only probe", "statement")
         reason = kind = None
         if isinstance(node, exp.Func):
-            reason, kind = _function_refusal(node, dialect), "function"
+            reason, kind = _function_refusal(node, dialect, sql), "function"
         elif isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
             function = f"{node.this.sql()}.{node.expression.name.lower()}()"
             reason, kind = f"schema-qualified function {function} is not allowed", "function"
