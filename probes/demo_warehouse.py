@@ -357,7 +357,7 @@ def create_reader_role(admin_dsn: str, *, role: str = READER_ROLE, tables=TABLES
 
     Run with the DSN that built the tables. The role gets a new random password each time,
     no attribute beyond LOGIN, CONNECT on the database, USAGE on `public` and SELECT on the
-    given tables only (`tables=None`: every table in `public`); CREATE on `public` is taken
+    given tables only (`tables=None`: every table of every schema); CREATE on `public` is taken
     from PUBLIC (the default before PostgreSQL 15), so the reader passes `probes.role_check`.
     """
     import psycopg
@@ -379,7 +379,15 @@ def create_reader_role(admin_dsn: str, *, role: str = READER_ROLE, tables=TABLES
         conn.execute(sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {}").format(name))
         conn.execute(sql.SQL("REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {}").format(name))
         if tables is None:
-            tables = [name for (name,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+            schemas = conn.execute(
+                "SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'"
+            ).fetchall()
+            for (schema,) in schemas:
+                conn.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(schema), name))
+                conn.execute(
+                    sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(sql.Identifier(schema), name)
+                )
+            tables = []
         for table in tables:
             conn.execute(sql.SQL("GRANT SELECT ON {} TO {}").format(sql.Identifier(table), name))
     return reader_dsn(admin_dsn, role, password)

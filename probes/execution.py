@@ -22,6 +22,7 @@ import base64
 import contextlib
 import datetime
 import decimal
+import re
 import sqlite3
 import threading
 import time
@@ -184,17 +185,57 @@ def _sqlite_authorizer(action, arg1, arg2, db_name, trigger):
     return sqlite3.SQLITE_DENY
 
 
+def limit_length() -> int:
+    return int(settings.WAREHOUSE_SQLITE_MAX_LENGTH)
+
+
 def limit_sqlite(conn: sqlite3.Connection) -> None:
-    """Cap what one SQLite statement may build: string/blob length, SQL length, shape, heap."""
+    """Cap what one SQLite statement may build: string/blob length, SQL length, shape, heap, printf."""
     # The heap limit is process-wide and can only be lowered: it also bounds other SQLite
     # connections of this process, which stay far below it.
     conn.execute(f"PRAGMA hard_heap_limit = {int(settings.WAREHOUSE_SQLITE_HEAP_LIMIT)}")
     max_sql = int(getattr(settings, "WAREHOUSE_MAX_SQL_BYTES", 65_536)) + SQL_LENGTH_SLACK
-    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, int(settings.WAREHOUSE_SQLITE_MAX_LENGTH))
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limit_length())
     conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, max_sql)
     conn.setlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT, SQLITE_MAX_COMPOUND_SELECT)
     conn.setlimit(sqlite3.SQLITE_LIMIT_EXPR_DEPTH, SQLITE_MAX_EXPR_DEPTH)
     conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    printf = bounded_printf(limit_length())
+    for name in ("printf", "format"):
+        conn.create_function(name, -1, printf)
+
+
+# A width or precision in a printf format: SQLite 3.40 fills it one character at a time,
+# inside one function call the progress handler never interrupts (2e9 took 85 s).
+_PRINTF_SPEC = re.compile(r"%[-+ 0#,!]*(\*|\d+)?(?:\.(\*|\d+))?")
+
+
+class PrintfTooWide(ValueError):
+    """A printf width or precision past the SQLite length limit."""
+
+
+def bounded_printf(limit: int):
+    """Return printf/format that refuses a width or precision over `limit`, else runs SQLite's own.
+
+    The built-in is run on a private in-memory connection, so the result is exactly
+    SQLite's; only the widths it would spend minutes filling are refused first.
+    """
+    builtin = sqlite3.connect(":memory:", check_same_thread=False)
+    builtin.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limit)
+
+    def printf(template, *args):
+        if template is None:
+            return None
+        text = str(template)
+        sizes = [int(n) for spec in _PRINTF_SPEC.findall(text) for n in spec if n.isdigit()]
+        if "*" in text:
+            sizes += [abs(a) for a in args if isinstance(a, int)]
+        if any(size > limit for size in sizes):
+            raise PrintfTooWide(f"printf width or precision over the {limit}-byte length limit")
+        marks = ", ".join("?" * (1 + len(args)))
+        return builtin.execute(f"SELECT printf({marks})", (template, *args)).fetchone()[0]
+
+    return printf
 
 
 def _run_sqlite(dsn: str, sql: str, row_cap: int, timeout_s: float) -> ExecutionResult:
@@ -224,7 +265,10 @@ def _run_sqlite(dsn: str, sql: str, row_cap: int, timeout_s: float) -> Execution
                 return ExecutionResult(
                     True, error=f"timeout: statement exceeded {timeout_s:g}s", timed_out=True, error_code="timeout"
                 )
-            return ExecutionResult(True, error=str(exc), error_code=_sqlite_error_code(str(exc)))
+            message = str(exc)
+            if "user-defined function raised exception" in message:
+                message = f"refused by a limit: a printf width or precision over {limit_length()} bytes"
+            return ExecutionResult(True, error=message, error_code=_sqlite_error_code(str(exc)))
         return collector.result(columns)
     finally:
         conn.rollback()
@@ -243,7 +287,7 @@ def _sqlite_error_code(message: str) -> str:
         return "refused_by_database"
     if "too big" in lowered or "too long" in lowered or "too many" in lowered or "too deep" in lowered:
         return "limit"
-    if "out of memory" in lowered:
+    if "out of memory" in lowered or "user-defined function raised exception" in lowered:
         return "limit"
     return "database_error"
 

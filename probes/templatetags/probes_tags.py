@@ -1,4 +1,5 @@
 from django import template
+from django.conf import settings
 from django.utils.safestring import mark_safe
 
 register = template.Library()
@@ -16,3 +17,9 @@ def result_cell(value):
     if isinstance(value, float):
         return f"{value:.10g}"
     return value
+
+
+@register.inclusion_tag("probes/_unsafe_role_banner.html")
+def unsafe_role_banner():
+    """The red banner of a deployment that lets a warehouse run as a role that can do more than read."""
+    return {"allow_unsafe_role": settings.WAREHOUSE_ALLOW_UNSAFE_ROLE}

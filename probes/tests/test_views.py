@@ -76,3 +76,43 @@ def test_admins_register_a_warehouse_without_a_dsn_field(client_for, role_users)
     )
     assert response.status_code == 302
     assert Warehouse.objects.get(name="finance").dialect == "sqlite"
+
+
+def test_the_warehouses_page_says_why_a_warehouse_runs_nothing(client_for, secret_warehouse):
+    from probes.models import Catalogue
+
+    Catalogue.objects.create(
+        warehouse=secret_warehouse,
+        version=1,
+        snapshot={"dialect": "postgres", "tables": {}},
+        role_check={
+            "login_role": "etl",
+            "findings": ["is CREATEDB", "is a member of pg_monitor"],
+            "safe": False,
+            "applicable": True,
+            "checked_at": "2026-01-01T00:00:00+00:00",
+        },
+    )
+    for url in pages(secret_warehouse):
+        html = client_for("ml_engineer").get(url).content.decode()
+        assert "refused: nothing from a model runs here" in html, url
+        assert "is CREATEDB" in html and "is a member of pg_monitor" in html and "etl" in html
+
+
+def test_a_read_only_login_role_is_shown_as_such(client_for, shop_sqlite):
+    html = client_for("ml_engineer").get(reverse("probes:index")).content.decode()
+    assert "no role (SQLite, opened read-only)" in html
+    assert "refused" not in html
+
+
+@pytest.mark.parametrize("allow", [True, False])
+def test_allowing_an_unsafe_role_is_shown_in_red_on_every_page(client_for, db, settings, allow):
+    settings.WAREHOUSE_ALLOW_UNSAFE_ROLE = allow
+    for who, url in [
+        ("ml_engineer", reverse("probes:index")),
+        ("labeller", reverse("labelling:index")),
+        ("analyst", reverse("triage:index")),
+    ]:
+        html = client_for(who).get(url).content.decode()
+        assert ('class="unsafe-role-banner"' in html) is allow, (who, url)
+        assert ("WAREHOUSE_ALLOW_UNSAFE_ROLE is set" in html) is allow

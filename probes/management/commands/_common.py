@@ -17,9 +17,15 @@ def get_warehouse(name: str) -> Warehouse:
 
 
 def read_sql(path: str) -> str:
+    """Read a SQL text from a file or stdin (`-`); bytes that are not UTF-8 are a clear error."""
     if path == "-":
-        return sys.stdin.read()
-    file = Path(path)
-    if not file.is_file():
-        raise CommandError(f"no SQL file at {path}")
-    return file.read_text()
+        data, where = sys.stdin.buffer.read(), "stdin"
+    else:
+        file = Path(path)
+        if not file.is_file():
+            raise CommandError(f"no SQL file at {path}")
+        data, where = file.read_bytes(), path
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"the SQL in {where} is not valid UTF-8 (byte {exc.start})") from exc

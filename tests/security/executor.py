@@ -1,0 +1,158 @@
+"""Run SQL texts through Docket's entry points in a process of their own, one JSON line each.
+
+The hostile-corpus harness (`tests/security/test_hostile_corpus.py`) starts this with the
+test database and warehouse DSNs in its environment, sends one JSON request per line on
+stdin and reads one JSON answer per line on stdout. Each answer carries how long the call
+took and the process's peak resident memory so far, so the memory bound is measured on
+the process that ran the warehouse SQL, not on the test process.
+
+Requests: {"entry": "run_sql" | "preview" | "verify" | "probe" | "triage", "warehouse": name,
+"sql": text, ...}; `preview` also takes "query_id", `triage` "token" and "external_id".
+"""
+
+import io
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+import traceback
+
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()
+
+from django.conf import settings  # noqa: E402 - after django.setup()
+from django.core.management import call_command  # noqa: E402
+from django.core.management.base import CommandError  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from labelling.models import Query  # noqa: E402
+from labelling.preview import query_preview  # noqa: E402
+from probes.fanout import check_fanout  # noqa: E402
+from probes.hypotheses import JoinFanoutHypothesis  # noqa: E402
+from probes.models import Warehouse  # noqa: E402
+from probes.selectors import latest_catalogue  # noqa: E402
+from probes.verifier import verify  # noqa: E402
+from triage.models import LiveQuery  # noqa: E402
+from triage.pipeline import process_live_query, result_preview  # noqa: E402
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_sql(request: dict) -> dict:
+    with tempfile.NamedTemporaryFile("wb", suffix=".sql", delete=False) as file:
+        file.write(request["sql"].encode("utf-8", errors="surrogatepass"))
+    out = io.StringIO()
+    try:
+        call_command(
+            "run_sql",
+            "--warehouse",
+            request["warehouse"],
+            "--sql-file",
+            file.name,
+            "--format",
+            "json",
+            "--timeout",
+            str(settings.WAREHOUSE_STATEMENT_TIMEOUT_S),
+            stdout=out,
+        )
+    except CommandError as exc:  # run_sql refused the text before any guard (e.g. not UTF-8)
+        return {"allowed": False, "executed": False, "reason": str(exc), "error": None, "rows": 0}
+    finally:
+        os.unlink(file.name)
+    result = json.loads(out.getvalue())
+    return {
+        "allowed": result["allowed"],
+        "executed": result["executed"],
+        "reason": result["reason"],
+        "error": result["error"],
+        "rows": len(result["rows"]),
+        "stored_bytes": len(out.getvalue()),
+    }
+
+
+def preview(request: dict) -> dict:
+    shown = query_preview(query=Query.objects.select_related("warehouse").get(pk=request["query_id"]))
+    result = shown.result
+    return {
+        "ok": result.ok,
+        "message": result.message[:500],
+        "rows": len(result.rows),
+        "stored_bytes": len(json.dumps(result.rows, default=str)),
+    }
+
+
+def verify_entry(request: dict) -> dict:
+    warehouse = Warehouse.objects.get(name=request["warehouse"])
+    outcome = verify(request["sql"], latest_catalogue(warehouse), warehouse=warehouse)
+    return {"passed": outcome.passed, "failure_class": outcome.failure_class, "message": (outcome.message or "")[:500]}
+
+
+def probe(request: dict) -> dict:
+    """The hypothesis judge's probe: a model-written probe SQL handed to `check_fanout`."""
+    warehouse = Warehouse.objects.get(name=request["warehouse"])
+    hypothesis = JoinFanoutHypothesis(
+        suspected=True, join_table="order_items", grain_key="order_id", probe_sql=request["sql"]
+    )
+    run = check_fanout(hypothesis=hypothesis, warehouse=warehouse, subject_fingerprint="hostile")
+    return {
+        "outcome": str(run.outcome),
+        "message": run.message[:500],
+        "stored_bytes": len(run.message) + len(json.dumps(run.figures)),
+    }
+
+
+def triage(request: dict) -> dict:
+    """Post the text as a live query through the API, run the pipeline and its result preview."""
+    body = {
+        "external_id": request["external_id"],
+        "question": "hostile",
+        "sql": request["sql"],
+        "warehouse": request["warehouse"],
+    }
+    response = Client().post(
+        "/api/v1/queries",
+        data=json.dumps(body),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {request['token']}",
+    )
+    if response.status_code not in (200, 202):
+        return {"status": response.status_code, "body": response.content.decode()[:500]}
+    live_id = response.json()["id"]
+    process_live_query(live_id=live_id)  # a no-op if the eager task already ran it
+    live = LiveQuery.objects.select_related("query__warehouse").get(pk=live_id)
+    shown = result_preview(live.query)
+    return {
+        "status": response.status_code,
+        "ingest_status": str(live.status),
+        "stored_bytes": max(len(json.dumps(live.result_preview or {})), len(json.dumps(shown))),
+        "preview_allowed": shown.get("allowed"),
+        "preview_error": (shown.get("error") or shown.get("reason") or "")[:500],
+    }
+
+
+ENTRY_POINTS = {"run_sql": run_sql, "preview": preview, "verify": verify_entry, "probe": probe, "triage": triage}
+
+
+def main() -> None:
+    for line in sys.stdin:
+        request = json.loads(line)
+        started = time.monotonic()
+        try:
+            answer = ENTRY_POINTS[request["entry"]](request)
+        except Exception as exc:  # noqa: BLE001 - a crash is reported to the harness, which fails the test
+            answer = {"crash": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-2000:]}
+        answer["elapsed_s"] = round(time.monotonic() - started, 3)
+        answer["peak_rss_mb"] = round(peak_rss_mb(), 1)
+        sys.stdout.write(json.dumps(answer, default=str) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
