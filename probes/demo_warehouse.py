@@ -342,6 +342,10 @@ def demo_warehouse_dsn(target) -> str:
 READER_ROLE = "docket_reader"
 
 
+class ReaderRoleInUse(Exception):
+    """The reader role named exists with more than LOGIN: it is not Docket's to change."""
+
+
 def reader_dsn(admin_dsn: str, role: str, password: str) -> str:
     """Return `admin_dsn` with its user and password replaced by the reader's."""
     parts = urlparse(admin_dsn)
@@ -370,8 +374,15 @@ def create_reader_role(admin_dsn: str, *, role: str = READER_ROLE, tables=TABLES
     name = sql.Identifier(role)
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         database = sql.Identifier(conn.info.dbname)
-        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role]).fetchone()
-        verb = "ALTER" if exists else "CREATE"
+        existing = conn.execute(
+            "SELECT rolsuper OR rolcreaterole OR rolcreatedb OR rolbypassrls OR rolreplication "
+            "OR rolname = session_user FROM pg_roles WHERE rolname = %s",
+            [role],
+        ).fetchone()
+        if existing and existing[0]:
+            # Never demote a role someone else uses: a reader is a role of its own.
+            raise ReaderRoleInUse(f"role {role!r} exists and can do more than read; name another reader role")
+        verb = "ALTER" if existing else "CREATE"
         conn.execute(sql.SQL(verb + " ROLE {} WITH {}").format(name, attributes))
         conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
         conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(database, name))

@@ -188,19 +188,62 @@ def test_registering_keeps_the_other_warehouses_and_stores_no_dsn_in_the_databas
 
 
 @pytest.mark.django_db
-def test_load_demo_warehouse_with_a_dsn_builds_into_postgresql_and_registers_it(isolated_var):
+def test_load_demo_warehouse_with_a_dsn_builds_into_postgresql_and_registers_its_reader(isolated_var):
     dsn = demo_postgres_dsn()
-    import psycopg
+    import uuid
 
+    import psycopg
+    from psycopg import sql
+
+    reader_role = f"demo_reader_{os.getpid()}_{uuid.uuid4().hex[:6]}"  # roles are cluster-wide: this run's own
     with psycopg.connect(dsn) as conn:
         conn.execute("DROP TABLE IF EXISTS daily_sales")
-    call_command("load_demo_warehouse", "--dsn", dsn, stdout=io.StringIO())
+        conn.execute("CREATE TABLE IF NOT EXISTS not_demo (secret text)")
+    try:
+        call_command("load_demo_warehouse", "--dsn", dsn, "--reader-role", reader_role, stdout=io.StringIO())
+        with psycopg.connect(dsn) as conn:
+            days = conn.execute("SELECT COUNT(*) FROM daily_sales").fetchone()[0]
+        assert days > 300
+        warehouse = Warehouse.objects.get(name="demo")
+        assert warehouse.dialect == "postgres"
+        registered = json.loads((isolated_var / "warehouses.json").read_text())["demo"]
+        assert urlsplit(registered).username == reader_role and registered != dsn
+        with psycopg.connect(registered) as reader:
+            assert reader.execute("SELECT COUNT(*) FROM daily_sales").fetchone()[0] == days
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                reader.execute("SELECT * FROM not_demo")
+            reader.rollback()
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                reader.execute("CREATE TABLE pwned (x int)")
+        from probes.role_check import postgres_role_check
 
-    with psycopg.connect(dsn) as conn:
-        days = conn.execute("SELECT COUNT(*) FROM daily_sales").fetchone()[0]
-    assert days > 300
-    assert Warehouse.objects.get(name="demo").dialect == "postgres"
-    assert json.loads((isolated_var / "warehouses.json").read_text()) == {"demo": dsn}
+        assert postgres_role_check(registered).findings == []
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("DROP TABLE IF EXISTS not_demo")
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(reader_role)))
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(reader_role)))
+
+
+def test_load_demo_warehouse_never_changes_an_existing_role_that_can_do_more_than_read(isolated_var, db):
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    dsn = demo_postgres_dsn()
+    role = f"demo_wide_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN CREATEDB").format(sql.Identifier(role)))
+    try:
+        with pytest.raises(CommandError, match="can do more than read"):
+            call_command("load_demo_warehouse", "--dsn", dsn, "--reader-role", role, stdout=io.StringIO())
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT rolcreatedb FROM pg_roles WHERE rolname = %s", [role]).fetchone() == (True,)
+        assert not Warehouse.objects.filter(name="demo").exists()
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
 
 def test_load_demo_warehouse_refuses_a_dsn_that_is_not_postgresql():

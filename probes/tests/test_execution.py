@@ -400,3 +400,20 @@ def test_there_is_no_set_role_to_undo_the_login_role_is_the_wall(shop_postgres):
     assert result.rows[0][1:] == [role, role]
     denied = pg_run(shop_postgres, "SELECT count(*) FROM pg_authid")
     assert "permission denied" in denied.error
+
+
+def test_sqlite_printf_keeps_its_meaning_but_refuses_widths_past_the_length_limit(shop_sqlite, settings):
+    settings.WAREHOUSE_SQLITE_MAX_LENGTH = 1_000_000
+    same = sqlite_dsn_run(shop_sqlite, "SELECT printf('%5.2f|%-4d|%s|%.*c', 3.14159, 7, 'a', 3, 'x'), format('%d', 1)")
+    assert same.rows == [[" 3.14|7   |a|xxx", "1"]]
+    for wide in ("SELECT printf('%.*c', 2000000000, 'x')", "SELECT printf('%2000000000c', 'x')"):
+        refused = sqlite_dsn_run(shop_sqlite, wide)
+        assert not refused.executed and refused.error_code == "limit", wide
+        assert "printf width or precision over 1000000 bytes" in refused.error
+
+
+def test_run_sql_names_a_file_that_is_not_utf8(shop_sqlite, tmp_path):
+    path = tmp_path / "q.sql"
+    path.write_bytes(b"SELECT '\xed\xa0\x80'")
+    with pytest.raises(CommandError, match=r"is not valid UTF-8 \(byte 8\)"):
+        call_command("run_sql", "--warehouse", "shop", "--sql-file", str(path), stdout=io.StringIO())

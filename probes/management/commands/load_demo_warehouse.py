@@ -3,7 +3,13 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from probes.demo_warehouse import READER_ROLE, build_demo_warehouse, create_reader_role, register_demo_warehouse
+from probes.demo_warehouse import (
+    READER_ROLE,
+    ReaderRoleInUse,
+    build_demo_warehouse,
+    create_reader_role,
+    register_demo_warehouse,
+)
 from probes.role_check import UnsafeWarehouseRole
 
 
@@ -35,7 +41,10 @@ class Command(BaseCommand):
         if no_register:
             return
         if dsn:
-            target = create_reader_role(dsn, role=reader_role)
+            try:
+                target = create_reader_role(dsn, role=reader_role)
+            except ReaderRoleInUse as exc:
+                raise CommandError(str(exc)) from exc
             self.stdout.write(f"login role {reader_role} may SELECT the demo tables and nothing else")
         try:
             register_demo_warehouse(target)
