@@ -34,7 +34,7 @@ def run() -> list[dict]:
 
     django.setup()
     from probes.catalogue import introspect_postgres
-    from probes.demo_warehouse import build_demo_warehouse
+    from probes.demo_warehouse import build_demo_warehouse, create_reader_role
     from probes.execution import run_readonly
     from probes.fanout import detect_fanout
     from probes.models import Catalogue, Warehouse
@@ -42,6 +42,7 @@ def run() -> list[dict]:
     admin = os.environ.get("TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
     dsn = _fresh_database(admin, "probes_bench_demo")
     build_demo_warehouse(dsn)
+    dsn = create_reader_role(dsn, role="probes_bench_reader")  # model SQL runs as a read-only role
     os.environ["WAREHOUSE_PROBES_BENCH_DEMO_URL"] = dsn
     warehouse = Warehouse(name="probes-bench-demo", dialect="postgres")
     catalogue = Catalogue(version=1, snapshot=introspect_postgres(dsn))

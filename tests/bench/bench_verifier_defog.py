@@ -16,6 +16,7 @@ def run() -> list[dict]:
     django.setup()
     from probes import defog
     from probes.catalogue import introspect_postgres
+    from probes.demo_warehouse import create_reader_role
     from probes.models import Catalogue, Warehouse
     from probes.verifier import verify
 
@@ -24,7 +25,10 @@ def run() -> list[dict]:
         raise RuntimeError(f"defog data set not found at {defog.DEFOG_DIR}")
     warehouses, catalogues = {}, {}
     for db in defog.DATABASES:
-        dsn = defog.load_postgres(db, admin)
+        # EXPLAIN runs as a read-only role, as in production (one role, the same password in every database).
+        dsn = create_reader_role(
+            defog.load_postgres(db, admin), role="probes_bench_reader", tables=None, password="bench"
+        )
         name = f"defog-{db}"
         os.environ["WAREHOUSE_" + name.upper().replace("-", "_") + "_URL"] = dsn
         warehouses[db] = Warehouse(name=name, dialect="postgres")

@@ -189,7 +189,8 @@ class PostgresWatch:
         ).fetchone()
         return state
 
-    def problems_after(self, before: dict) -> list[str]:
+    def problems_after(self, before: dict) -> tuple[list[str], dict]:
+        """What changed since `before` (seen from the monitor), and the state now."""
         problems = []
         try:
             self.victim.execute("SELECT 1")
@@ -200,7 +201,7 @@ class PostgresWatch:
             problems.append(f"sessions left running: {leftovers}")
         after = self.state()
         problems += [f"{key} changed: {before[key]!r} -> {after[key]!r}" for key in before if before[key] != after[key]]
-        return problems
+        return problems, after
 
     def _sessions_left(self) -> list:
         """Client sessions on the warehouse other than the monitor and the victim (give exits 2 s)."""
@@ -233,9 +234,11 @@ class SqliteWatch:
             "tmp_files": tmp_pwned_files(),
         }
 
-    def problems_after(self, before: dict) -> list[str]:
+    def problems_after(self, before: dict) -> tuple[list[str], dict]:
         after = self.state()
-        return [f"{key} changed: {before[key]!r} -> {after[key]!r}" for key in before if before[key] != after[key]]
+        return [
+            f"{key} changed: {before[key]!r} -> {after[key]!r}" for key in before if before[key] != after[key]
+        ], after
 
     def close(self):
         pass
@@ -261,6 +264,15 @@ def check_answer(entry: str, text, answer: dict) -> list[str]:
         problems.append("the guard allowed it")
     if entry == "probe" and text.guard_must_refuse and answer["outcome"] != "refused":
         problems.append(f"the probe was not refused: {answer['outcome']} {answer['message']}")
+    if entry == "verify" and text.guard_must_refuse and answer["passed"]:
+        problems.append("the verifier passed it")
+    if entry == "preview" and text.guard_must_refuse and answer["ok"]:
+        problems.append("the preview ran it")
+    if entry == "triage":
+        if answer.get("status") not in (200, 202):
+            problems.append(f"the API did not take the query: {answer}")
+        elif text.guard_must_refuse and answer["preview_allowed"]:
+            problems.append("the triage preview ran it")
     return problems
 
 
@@ -269,8 +281,8 @@ def run_pass(executor, watch, warehouse_name: str, dialect: str, *, entry_texts,
     problems, record = defaultdict(list), []
     calls = [("run_sql", text) for text in texts_for(dialect)]
     calls += [(entry, text) for text in entry_texts for entry in OTHER_ENTRY_POINTS]
+    before = watch.state()
     for entry, text in calls:
-        before = watch.state()
         request = {"entry": entry, "warehouse": warehouse_name, "sql": text.sql}
         if entry == "preview":
             request["query_id"] = queries[text.name]
@@ -278,7 +290,8 @@ def run_pass(executor, watch, warehouse_name: str, dialect: str, *, entry_texts,
             request |= {"token": token, "external_id": f"{warehouse_name}-{text.name}-{uuid.uuid4().hex[:6]}"}
         answer = executor.run(request)
         record.append((entry, text.name, answer.get("elapsed_s"), answer.get("peak_rss_mb")))
-        found = check_answer(entry, text, answer) + watch.problems_after(before)
+        changed, before = watch.problems_after(before)
+        found = check_answer(entry, text, answer) + changed
         if found:
             problems[f"{entry} {text.family}/{text.name}"] += found
     slowest = max(record, key=lambda r: r[2] or 0)
