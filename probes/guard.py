@@ -255,7 +255,11 @@ class ParsedSQL:
 
 def parse_sql(sql: str, dialect: str) -> ParsedSQL:
     """Read a text in a dialect, once: later calls with the same text share the result."""
-    return _parse_cached(sql or "", sqlglot_dialect(dialect), current_limits())
+    limits = current_limits()
+    if sql and len(sql) > limits.max_bytes:
+        # Refused unread; not cached, so a few huge posted texts cannot fill memory.
+        return _parse_cached.__wrapped__(sql, sqlglot_dialect(dialect), limits)
+    return _parse_cached(sql or "", sqlglot_dialect(dialect), limits)
 
 
 @functools.lru_cache(maxsize=64)
