@@ -128,7 +128,9 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _U_AMP = re.compile(r"u&\s*['\"]", re.IGNORECASE)
 _UESCAPE = re.compile(r"\buescape\b", re.IGNORECASE)
 _BACKSLASH_IDENTIFIER = re.compile(r'"[^"\n]*\\[^"\n]*"')
-_ESCAPE_STRING = re.compile(r"(?<![\w$'\"])e'", re.IGNORECASE)
+# Comments, quoted identifiers and string literals, in reading order: an E'...' escape
+# string is a literal whose opening quote follows a lone E.
+_LEXEMES = re.compile(r"--[^\n]*|/\*.*?\*/|\"(?:[^\"]|\"\")*\"|'(?:[^']|'')*'", re.DOTALL)
 _DOLLAR_QUOTE = re.compile(r"\$(?:[A-Za-z_\x80-\uffff][\w\x80-\uffff]*)?\$")
 _COMMENT_MARK = re.compile(r"/\*|\*/")
 # A quoted identifier followed by "(": a call of a quoted function name (sqlglot may read
@@ -168,6 +170,18 @@ def _nested_comment(sql: str) -> bool:
     return False
 
 
+def _escape_string(sql: str) -> bool:
+    for match in _LEXEMES.finditer(sql):
+        start = match.start()
+        if sql[start] == "'" and start and sql[start - 1] in "eE" and (start < 2 or not _is_word(sql[start - 2])):
+            return True
+    return False
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char in "_$"
+
+
 def _quoted_call(sql: str) -> str | None:
     for match in _QUOTED_CALL.finditer(sql):
         before = sql[max(0, match.start() - 20) : match.start()]
@@ -196,7 +210,7 @@ def text_refusal(sql: str, limits: GuardLimits) -> str | None:
         return "UESCAPE (the database and the guard could read it differently)"
     if _BACKSLASH_IDENTIFIER.search(sql):
         return "a backslash in a quoted identifier (a Unicode escape the guard cannot check)"
-    if _ESCAPE_STRING.search(sql):
+    if "'" in sql and _escape_string(sql):
         return "an E'...' escape string (the database and the guard could read it differently)"
     if _DOLLAR_QUOTE.search(sql):
         return "a dollar-quoted string (the database and the guard could read it differently)"
