@@ -127,7 +127,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _U_AMP = re.compile(r"u&\s*['\"]", re.IGNORECASE)
 _UESCAPE = re.compile(r"\buescape\b", re.IGNORECASE)
-_BACKSLASH_IDENTIFIER = re.compile(r'"[^"\n]*\\[^"\n]*"')
 # Comments, quoted identifiers and string literals, in reading order: an E'...' escape
 # string is a literal whose opening quote follows a lone E.
 _LEXEMES = re.compile(r"--[^\n]*|/\*.*?\*/|\"(?:[^\"]|\"\")*\"|'(?:[^']|'')*'", re.DOTALL)
@@ -170,12 +169,15 @@ def _nested_comment(sql: str) -> bool:
     return False
 
 
-def _escape_string(sql: str) -> bool:
+def _quoting_refusal(sql: str) -> str | None:
+    """Read literals, quoted identifiers and comments in order; refuse escapes inside them."""
     for match in _LEXEMES.finditer(sql):
-        start = match.start()
-        if sql[start] == "'" and start and sql[start - 1] in "eE" and (start < 2 or not _is_word(sql[start - 2])):
-            return True
-    return False
+        start, lexeme = match.start(), match.group()
+        if lexeme[0] == '"' and "\\" in lexeme:
+            return "a backslash in a quoted identifier (a Unicode escape the guard cannot check)"
+        if lexeme[0] == "'" and start and sql[start - 1] in "eE" and (start < 2 or not _is_word(sql[start - 2])):
+            return "an E'...' escape string (the database and the guard could read it differently)"
+    return None
 
 
 def _is_word(char: str) -> bool:
@@ -208,10 +210,9 @@ def text_refusal(sql: str, limits: GuardLimits) -> str | None:
         return "a U& Unicode-escaped identifier or string (the database and the guard could read it differently)"
     if _UESCAPE.search(sql):
         return "UESCAPE (the database and the guard could read it differently)"
-    if _BACKSLASH_IDENTIFIER.search(sql):
-        return "a backslash in a quoted identifier (a Unicode escape the guard cannot check)"
-    if "'" in sql and _escape_string(sql):
-        return "an E'...' escape string (the database and the guard could read it differently)"
+    quoting = _quoting_refusal(sql) if ("'" in sql or '"' in sql) else None
+    if quoting:
+        return quoting
     if _DOLLAR_QUOTE.search(sql):
         return "a dollar-quoted string (the database and the guard could read it differently)"
     if _nested_comment(sql):

@@ -54,6 +54,8 @@ def test_tab_cr_lf_and_ordinary_unicode_are_fine():
     assert guard_sql("SELECT\torder_id,\r\n  status -- näive ü\nFROM orders WHERE status <> 'café'", "postgres").allowed
     assert guard_sql("SELECT 1 /* one comment */ + 2 /* another */", "sqlite").allowed
     assert guard_sql("SELECT 'it''s' AS x, 'a\\b' AS backslash", "postgres").allowed
+    # JSON in a string may hold quotes and backslashes; it is not a quoted identifier.
+    assert guard_sql('SELECT \'{"path": "C:\\\\x"}\' AS j', "postgres").allowed
     # A string ending in e is not an E'...' string; neither is one inside a comment.
     assert guard_sql("SELECT 1 FROM orders WHERE status LIKE '%e' OR status = 'e' -- E'x'", "postgres").allowed
 
