@@ -194,7 +194,10 @@ class RedactSecretsFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         secrets = secret_values()
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            message = None  # a malformed call: left for the handler to report as usual
         clean = redact_secrets(message, secrets)
         if clean != message:
             record.msg, record.args = clean, None
