@@ -39,17 +39,19 @@ def json_depth(value) -> int:
 
 
 class BoundedJSONParser(JSONParser):
-    """JSON nested deeper than MAX_JSON_DEPTH is a 400 naming the limit, never a crash."""
+    """JSON nested deeper than the decoder can follow is a 400 with a message, never a crash.
+
+    Shallower nesting can only sit in `metadata` (every other field is a string), which
+    the serializer holds to MAX_JSON_DEPTH.
+    """
 
     def parse(self, stream, media_type=None, parser_context=None):
-        too_deep = ParseError(f"JSON nested more than {MAX_JSON_DEPTH} levels deep is not accepted.")
         try:
-            data = super().parse(stream, media_type, parser_context)
+            return super().parse(stream, media_type, parser_context)
         except RecursionError:
-            raise too_deep from None
-        if json_depth(data) > MAX_JSON_DEPTH:
-            raise too_deep
-        return data
+            raise ParseError(
+                f"JSON nested too deeply to read; metadata may nest at most {MAX_JSON_DEPTH} levels."
+            ) from None
 
 
 def content_length(request) -> int | None:
@@ -125,7 +127,9 @@ class QueryInSerializer(serializers.Serializer):
         return {name: copy.copy(field) for name, field in self._declared_fields.items()}
 
     def validate_metadata(self, value):
-        """Refuse text a database cannot store (NUL, lone surrogates), naming where it is."""
+        """Refuse nesting past MAX_JSON_DEPTH, and text a database cannot store (NUL, lone surrogates)."""
+        if json_depth(value) > MAX_JSON_DEPTH:
+            raise serializers.ValidationError(f"metadata nests more than {MAX_JSON_DEPTH} levels deep.")
         bad = _unstorable_text_at(value, "metadata")
         if bad:
             raise serializers.ValidationError(f"{bad} holds a NUL or lone surrogate character, which cannot be stored.")
