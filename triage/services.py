@@ -6,6 +6,7 @@ transaction (publishing to the broker must happen after commit, never inside it)
 
 import functools
 import hashlib
+import itertools
 import logging
 import random
 import secrets
@@ -295,7 +296,7 @@ def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) 
 def _ingest_careful(rows: list[dict], token: ApiToken | None, warehouses: dict) -> tuple[dict, set]:
     """Find the client's stored rows and insert the rest; return (live by external id, new ids)."""
     client = token.client if token else ""
-    for attempt in range(INGEST_RACE_RETRIES + 1):
+    for attempt in itertools.count():
         try:
             with transaction.atomic():
                 stored = LiveQuery.objects.select_related("query").filter(
@@ -312,7 +313,6 @@ def _ingest_careful(rows: list[dict], token: ApiToken | None, warehouses: dict) 
             # A concurrent post of the same external id won the race; the retry finds it.
             if attempt == INGEST_RACE_RETRIES:
                 raise
-    raise AssertionError("unreachable")
 
 
 def _is_deadlock(exc: OperationalError) -> bool:
