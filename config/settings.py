@@ -292,3 +292,20 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# --- Judge vendor access (issue 13) ------------------------------------------------------
+# A judge may read only these environment variables as its API key, and send it only to
+# these base URLs (a judge's base_url must equal one or lie under it; the simulator's
+# VENDOR_SIMULATOR_URL is always allowed). Set by an admin; see judges/vendor_access.py.
+JUDGE_API_KEY_VARS = env.list("JUDGE_API_KEY_VARS", default=["ANTHROPIC_API_KEY", "OPENAI_API_KEY"])
+JUDGE_BASE_URLS = env.list("JUDGE_BASE_URLS", default=[])
+for _name in JUDGE_API_KEY_VARS:
+    if not _name.isidentifier():
+        raise ImproperlyConfigured(f"JUDGE_API_KEY_VARS: {_name!r} is not an environment variable name.")
+for _url in JUDGE_BASE_URLS:
+    if not _url.startswith(("http://", "https://")) or "@" in _url:
+        raise ImproperlyConfigured(f"JUDGE_BASE_URLS: {_url!r} is not an http(s) URL without credentials.")
+# No key or DSN the process holds is written to a log.
+LOGGING["filters"] = {"redact_secrets": {"()": "judges.vendor_access.RedactSecretsFilter"}}
+LOGGING["handlers"]["console"]["filters"] = ["redact_secrets"]
+# --- end judge vendor access -------------------------------------------------------------

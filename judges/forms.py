@@ -16,7 +16,10 @@ class JudgeVersionForm(forms.ModelForm):
         required=False,
         initial=dict,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text='JSON, e.g. {"base_url": "...", "concurrency": 16, "api_key_env": "MY_KEY"}. Never a key itself.',
+        help_text=(
+            'JSON, e.g. {"concurrency": 16, "api_key_env": "OPENAI_API_KEY"}. Never a key itself: api_key_env names '
+            "a variable on JUDGE_API_KEY_VARS; base_url must be on JUDGE_BASE_URLS and only an admin may set it."
+        ),
     )
 
     class Meta:

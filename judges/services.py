@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from judges import vendor_access
 from judges.models import (
     Backend,
     CalibrationRun,
@@ -86,6 +87,8 @@ def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
     if unknown:
         raise ValidationError(f"unknown judge version fields: {', '.join(sorted(unknown))}")
     fields["config"] = judge_config_validate(fields.get("config"))
+    latest = judge.latest_version
+    vendor_access.judge_config_check(config=fields["config"], previous_config=latest and latest.config, user=user)
     if "is_simulated" not in fields:
         fields["is_simulated"] = judge_version_is_simulated(fields)
     Judge.objects.select_for_update().filter(pk=judge.pk).first()  # serialise version numbering

@@ -97,12 +97,7 @@ class Query(models.Model):
                 condition=Q(gold_set__isnull=False),
                 name="labelling_query_unique_gold_item",
             ),
-            # Live ingestion is idempotent on external_id.
-            models.UniqueConstraint(
-                fields=["source", "external_id"],
-                condition=Q(gold_set__isnull=True),
-                name="labelling_query_unique_live_external_id",
-            ),
+            # Live external ids are unique per API client: triage.LiveQuery holds that constraint.
         ]
 
     def __str__(self):

@@ -8,7 +8,12 @@ pure `labelling.compare.compare_result_sets`.
 
 from dataclasses import dataclass, field
 
+from django.db.models import Q
+from django.shortcuts import get_object_or_404
+
+from config.roles import ADMIN, ML_ENGINEER, has_role
 from labelling.compare import Comparison, compare_result_sets
+from labelling.models import Query, QuerySource
 
 PREVIEW_ROWS = 20
 PREVIEW_TIMEOUT_S = 5.0
@@ -82,3 +87,16 @@ def query_preview(*, query) -> Preview:
         elif both:
             preview.message = f"Not compared: a result has more than {COMPARE_ROW_CAP} rows."
     return preview
+
+
+def preview_query_for(*, user, pk: int) -> Query:
+    """Return the query `user` may run a preview of, or raise Http404.
+
+    Running a preview runs the query's SQL on its warehouse, so a labeller may preview only
+    what their queues hold: gold-set items and audit samples, never a live query by id.
+    Engineers and admins may preview any query.
+    """
+    queries = Query.objects.select_related("warehouse")
+    if not has_role(user, ML_ENGINEER, ADMIN):
+        queries = queries.filter(Q(gold_set__isnull=False) | Q(source=QuerySource.AUDIT))
+    return get_object_or_404(queries, pk=pk)

@@ -13,7 +13,7 @@ from labelling.agreement_report import agreement_report
 from labelling.forms import AdjudicationForm, ImportForm, LabelForm, PublishForm
 from labelling.goldset_io import GoldImportError, export_lines
 from labelling.models import ErrorClass, GoldSet, GoldSetVersion, Query, QuerySource
-from labelling.preview import query_preview
+from labelling.preview import preview_query_for, query_preview
 
 AUDIT_SCOPE = "audit"  # the queue of audit samples alone, outside any gold set
 # Keys 1..9, 0 pick an error class after `w`.
@@ -135,7 +135,7 @@ def queue_undo(request, scope):
 @role_required(LABELLER, ML_ENGINEER, ADMIN)
 def preview(request, pk):
     """Run the item (and its reference SQL) read-only and show the first rows and the comparison."""
-    query = get_object_or_404(Query.objects.select_related("warehouse"), pk=pk)
+    query = preview_query_for(user=request.user, pk=pk)
     return render(request, "labelling/preview.html", {"query": query, "preview": query_preview(query=query)})
 
 

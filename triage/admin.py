@@ -1,6 +1,9 @@
 """Admin for the triage app: tokens (issued and revoked here), policy versions, items, alerts."""
 
 from django.contrib import admin, messages
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 
 from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
 from triage.services import POLICY_FIELDS, TOKEN_SCOPES, api_token_issue, api_token_revoke, policy_publish
@@ -24,7 +27,26 @@ class ApiTokenAdmin(admin.ModelAdmin):
             client=obj.client, name=obj.name, scopes=list(obj.scopes or TOKEN_SCOPES), created_by=request.user
         )
         obj.pk = token.pk
-        messages.warning(request, f"Copy this token now; it is not shown again: {plaintext}")
+        # Shown once, in this response (see response_add): never put in a message, which
+        # would carry it to the browser in the signed `messages` cookie.
+        request.issued_api_token = (token, plaintext)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        """Show the new token on the page answering the POST; nothing stores or resends it."""
+        issued = getattr(request, "issued_api_token", None)
+        if issued is None:
+            return super().response_add(request, obj, post_url_continue)
+        token, plaintext = issued
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "token": token,
+            "plaintext": plaintext,
+            "changelist_url": reverse("admin:triage_apitoken_changelist"),
+        }
+        response = TemplateResponse(request, "admin/triage/apitoken/issued.html", context)
+        add_never_cache_headers(response)
+        return response
 
     @admin.action(description="Revoke selected tokens")
     def revoke(self, request, queryset):

@@ -10,7 +10,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
-from rest_framework.exceptions import AuthenticationFailed, NotFound
+from rest_framework.exceptions import AuthenticationFailed, NotFound, ParseError
 from rest_framework.parsers import JSONParser
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
@@ -22,6 +22,42 @@ from triage.services import api_token_authenticate, live_queries_ingest
 
 MAX_BATCH = 500
 MAX_ID = 2**63 - 1  # the largest big-integer primary key
+# Deeper JSON is refused: no real query's metadata nests this far, and every reader of a
+# deeply nested value (the decoder, validation, storage) recurses once per level.
+MAX_JSON_DEPTH = 64
+
+
+def json_depth(value) -> int:
+    """Return how deeply lists and objects nest in a decoded JSON value (a scalar is 0), without recursing."""
+    deepest, stack = 0, [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return deepest
+
+
+class BoundedJSONParser(JSONParser):
+    """JSON nested deeper than the decoder can follow is a 400 with a message, never a crash.
+
+    Shallower nesting can only sit in `metadata` (every other field is a string), which
+    the serializer holds to MAX_JSON_DEPTH.
+    """
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            return super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError(
+                f"JSON nested too deeply to read; metadata may nest at most {MAX_JSON_DEPTH} levels."
+            ) from None
+
+
+def content_length(request) -> int | None:
+    """Return the request's Content-Length (0 when absent), or None when it is not a byte count."""
+    raw = request.META.get("CONTENT_LENGTH") or "0"
+    return int(raw) if raw.isascii() and raw.isdigit() else None
 
 
 class TokenClient:
@@ -91,7 +127,9 @@ class QueryInSerializer(serializers.Serializer):
         return {name: copy.copy(field) for name, field in self._declared_fields.items()}
 
     def validate_metadata(self, value):
-        """Refuse text a database cannot store (NUL, lone surrogates), naming where it is."""
+        """Refuse nesting past MAX_JSON_DEPTH, and text a database cannot store (NUL, lone surrogates)."""
+        if json_depth(value) > MAX_JSON_DEPTH:
+            raise serializers.ValidationError(f"metadata nests more than {MAX_JSON_DEPTH} levels deep.")
         bad = _unstorable_text_at(value, "metadata")
         if bad:
             raise serializers.ValidationError(f"{bad} holds a NUL or lone surrogate character, which cannot be stored.")
@@ -181,7 +219,7 @@ class QueryIngestView(APIView):
     authentication_classes = [ApiTokenAuthentication]
     permission_classes = [HasScope]
     # The API speaks JSON only: a form-encoded body cannot carry a list of queries.
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
     required_scope = "ingest"
 
     @extend_schema(
@@ -196,7 +234,9 @@ class QueryIngestView(APIView):
         description=f"Submit one live query (an object) or up to {MAX_BATCH} (a list). Idempotent on external_id.",
     )
     def post(self, request):
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
+        length = content_length(request)
+        if length is None:
+            return Response({"detail": "Content-Length must be a whole number of bytes."}, status=400)
         if length > settings.TRIAGE_API_MAX_BODY_BYTES:
             return Response(
                 {"detail": f"Body of {length} bytes exceeds {settings.TRIAGE_API_MAX_BODY_BYTES}."},

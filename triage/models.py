@@ -92,6 +92,9 @@ class LiveQuery(models.Model):
     query = models.OneToOneField("labelling.Query", primary_key=True, on_delete=models.CASCADE, related_name="live")
     api_token = models.ForeignKey(ApiToken, null=True, blank=True, on_delete=models.SET_NULL)
     client = models.SlugField(max_length=64, blank=True)
+    # The client's own id for the query (a copy of query.external_id); null for a live row
+    # not made by ingestion. Unique per client: two clients may use the same ids.
+    external_id = models.CharField(max_length=200, null=True, blank=True)
     status = models.CharField(max_length=16, choices=IngestStatus.choices, default=IngestStatus.PENDING)
     policy = models.ForeignKey(TriagePolicy, null=True, blank=True, on_delete=models.PROTECT)
     enqueued_at = models.DateTimeField(null=True, blank=True)
@@ -112,6 +115,13 @@ class LiveQuery(models.Model):
         indexes = [
             # The sweeper looks for pending rows by age; the dashboard counts by status.
             models.Index(fields=["status", "created_at"], name="triage_livequery_status_age"),
+        ]
+        constraints = [
+            # Ingestion is idempotent on external_id within one client, never across clients:
+            # client B re-posting client A's id gets a query of its own.
+            models.UniqueConstraint(
+                fields=["client", "external_id"], name="triage_livequery_unique_client_external_id"
+            ),
         ]
 
     def __str__(self):

@@ -6,15 +6,18 @@ transaction (publishing to the broker must happen after commit, never inside it)
 
 import functools
 import hashlib
+import itertools
 import logging
+import random
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connection, connections, transaction
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, OperationalError, connection, connections, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
@@ -34,6 +37,10 @@ from triage.publishing import live_queries_publish_soon
 logger = logging.getLogger(__name__)
 
 TOKEN_SCOPES = ("ingest", "read")
+# A post racing another for the same external ids retries this often (each retry finds
+# more of them stored); a post PostgreSQL picks as a deadlock victim, this often.
+INGEST_RACE_RETRIES = 3
+INGEST_DEADLOCK_RETRIES = 5
 TOKEN_PREFIX = "dkt"
 
 
@@ -173,7 +180,12 @@ def _new_rows(rows: list[dict], token: ApiToken | None, warehouses: dict) -> tup
     # enqueued_at records the publish attempt made right after commit; a failed publish
     # clears it, and the sweeper re-sends anything still pending after a while either way.
     now = timezone.now()
-    lives = [LiveQuery(query=q, api_token=token, client=client, enqueued_at=now, enqueue_attempts=1) for q in queries]
+    lives = [
+        LiveQuery(
+            query=q, external_id=q.external_id, api_token=token, client=client, enqueued_at=now, enqueue_attempts=1
+        )
+        for q in queries
+    ]
     return queries, lives
 
 
@@ -191,8 +203,10 @@ def _insert_values(obj, fields, db) -> list:
 def _insert_statement(row_count: int) -> str:
     """One statement inserting `row_count` queries and a live row for each, returning their ids.
 
-    Every live row of one request carries the same values apart from its query id, which
-    comes from the rows the first INSERT returns.
+    Every live row of one request carries the same values apart from its query id and
+    external id, which come from the rows the first INSERT returns. The live rows are
+    inserted in external-id order (byte order, as Python sorts): two posts of the same ids
+    then wait for each other on the unique index instead of deadlocking.
     """
     from labelling.models import Query
 
@@ -200,13 +214,14 @@ def _insert_statement(row_count: int) -> str:
     query_columns = [quote(f.column) for f in _inserted_fields(Query)]
     live_fields = _inserted_fields(LiveQuery)
     live_columns = [quote(f.column) for f in live_fields]
-    live_selected = ["new_queries.id" if f.name == "query" else "%s" for f in live_fields]
+    per_row = {"query": "new_queries.id", "external_id": "new_queries.external_id"}
+    live_selected = [per_row.get(f.name, "%s") for f in live_fields]
     placeholders = "(" + ", ".join(["%s"] * len(query_columns)) + ")"
     return (
         f"WITH new_queries AS (INSERT INTO {Query._meta.db_table} ({', '.join(query_columns)})"
         f" VALUES {', '.join([placeholders] * row_count)} RETURNING id, external_id),"
         f" new_lives AS (INSERT INTO {LiveQuery._meta.db_table} ({', '.join(live_columns)})"
-        f" SELECT {', '.join(live_selected)} FROM new_queries)"
+        f' SELECT {", ".join(live_selected)} FROM new_queries ORDER BY new_queries.external_id COLLATE "C")'
         " SELECT id, external_id FROM new_queries"
     )
 
@@ -224,7 +239,8 @@ def _insert_new_in_one_statement(rows: list[dict], token: ApiToken | None, wareh
     queries, lives = _new_rows(rows, token, warehouses)
     query_fields = _inserted_fields(Query)
     values = [value for query in queries for value in _insert_values(query, query_fields, db)]
-    values += _insert_values(lives[0], [f for f in _inserted_fields(LiveQuery) if f.name != "query"], db)
+    shared_fields = [f for f in _inserted_fields(LiveQuery) if f.name not in ("query", "external_id")]
+    values += _insert_values(lives[0], shared_fields, db)
     with db.cursor() as cursor:
         cursor.execute(_insert_statement(len(queries)), values)
         ids = {external_id: pk for pk, external_id in cursor.fetchall()}
@@ -247,7 +263,7 @@ def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> l
     if queries[0].pk is None:  # backends that do not return ids from bulk inserts
         ids = dict(
             Query.objects.filter(
-                source=QuerySource.LIVE, gold_set=None, external_id__in=[r["external_id"] for r in rows]
+                source=QuerySource.LIVE, live=None, external_id__in=[r["external_id"] for r in rows]
             ).values_list("external_id", "pk")
         )
         for query in queries:
@@ -258,11 +274,11 @@ def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> l
     return lives
 
 
-def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> list[IngestedQuery] | None:
+def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> dict[str, LiveQuery] | None:
     """Insert rows assuming none was posted before; None if one was (the careful path decides).
 
     Nearly every post is new, so this saves the look-up the careful path starts with; the
-    unique constraint on live external ids, not this function, guarantees no duplicate.
+    unique constraint on (client, external id), not this function, guarantees no duplicate.
     """
     try:
         if connection.vendor == "postgresql" and not connection.in_atomic_block:
@@ -274,58 +290,73 @@ def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) 
                 transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids))
     except IntegrityError:
         return None
-    return [IngestedQuery(live=live, created=True) for live in lives]
+    return {live.external_id: live for live in lives}
+
+
+def _ingest_careful(rows: list[dict], token: ApiToken | None, warehouses: dict) -> tuple[dict, set]:
+    """Find the client's stored rows and insert the rest; return (live by external id, new ids)."""
+    client = token.client if token else ""
+    for attempt in itertools.count():
+        try:
+            with transaction.atomic():
+                stored = LiveQuery.objects.select_related("query").filter(
+                    client=client, external_id__in=[row["external_id"] for row in rows]
+                )
+                by_external = {live.external_id: live for live in stored}
+                new_lives = _insert_new([r for r in rows if r["external_id"] not in by_external], token, warehouses)
+                by_external.update({live.external_id: live for live in new_lives})
+                fresh_ids = [live.pk for live in new_lives]
+                if fresh_ids:
+                    transaction.on_commit(lambda ids=fresh_ids: live_queries_publish_soon(ids))
+            return by_external, {live.external_id for live in new_lives}
+        except IntegrityError:
+            # A concurrent post of the same external id won the race; the retry finds it.
+            if attempt == INGEST_RACE_RETRIES:
+                raise
+
+
+def _is_deadlock(exc: OperationalError) -> bool:
+    """Say whether PostgreSQL chose this transaction as a deadlock victim (or could not serialise it)."""
+    return getattr(exc.__cause__, "sqlstate", None) in ("40P01", "40001")
 
 
 def live_queries_ingest(*, rows: list[dict], token: ApiToken | None = None, warehouses=None) -> list[IngestedQuery]:
-    """Store validated rows as live queries, idempotently on external_id; enqueue after commit.
+    """Store validated rows as live queries, idempotently on (client, external_id); enqueue after commit.
 
-    Re-posting an external id returns the stored query, never a second one. Rows must
-    already be validated (warehouse names exist; pass the Warehouse rows by name if the
-    caller has them). Publishing to the broker happens after the commit; if it fails, the
-    rows stay `pending` for the sweeper.
+    Re-posting an external id returns the stored query, never a second one; so does a
+    repeat inside one list (only its first occurrence reports `created`). Another client's
+    query with the same external id is not this client's: it gets its own. Rows are
+    inserted in external-id order and a deadlock is retried, so concurrent posts of the
+    same ids in any order all succeed. Rows must already be validated (warehouse names
+    exist; pass the Warehouse rows by name if the caller has them). Publishing to the
+    broker happens after the commit; if it fails, the rows stay `pending` for the sweeper.
     """
-    from labelling.models import Query, QuerySource
     from probes.models import Warehouse
 
     if warehouses is None:
         warehouses = {w.name: w for w in Warehouse.objects.filter(name__in={r["warehouse"] for r in rows})}
-    ids = [row["external_id"] for row in rows]
-    fast = _ingest_all_new(rows, token, warehouses) if len(set(ids)) == len(ids) else None
-    if fast is not None:
-        return fast
-    for attempt in range(2):
+    first_of = {}
+    for row in rows:
+        first_of.setdefault(row["external_id"], row)  # a repeat inside the list is the same query
+    ordered = [first_of[external_id] for external_id in sorted(first_of)]
+    for attempt in range(INGEST_DEADLOCK_RETRIES + 1):
         try:
-            with transaction.atomic():
-                by_external = {}
-                stored = Query.objects.filter(source=QuerySource.LIVE, gold_set=None, external_id__in=ids)
-                for query in stored.select_related("live"):
-                    live = getattr(query, "live", None)
-                    if live is None:
-                        # A live query stored by another path without its live row: add it, never a duplicate.
-                        live = LiveQuery.objects.create(
-                            query=query, api_token=token, client=token.client if token else ""
-                        )
-                    by_external[query.external_id] = live
-                fresh, seen = [], set(by_external)
-                for row in rows:
-                    if row["external_id"] not in seen:
-                        seen.add(row["external_id"])
-                        fresh.append(row)
-                new_lives = _insert_new(fresh, token, warehouses)
-                by_external.update({live.query.external_id: live for live in new_lives})
-                fresh_ids = [live.pk for live in new_lives]
-                if fresh_ids:
-                    transaction.on_commit(lambda ids=fresh_ids: live_queries_publish_soon(ids))
+            by_external = _ingest_all_new(ordered, token, warehouses)
+            fresh = set(by_external or ())
+            if by_external is None:
+                by_external, fresh = _ingest_careful(ordered, token, warehouses)
             break
-        except IntegrityError:
-            # A concurrent post of the same external id won the race; the retry finds it.
-            if attempt == 1:
+        except OperationalError as exc:
+            if not _is_deadlock(exc) or attempt == INGEST_DEADLOCK_RETRIES:
                 raise
-    fresh_set = {r["external_id"] for r in fresh}
-    return [
-        IngestedQuery(live=by_external[row["external_id"]], created=row["external_id"] in fresh_set) for row in rows
-    ]
+            logger.warning("triage: ingestion lost a deadlock (attempt %d); retrying", attempt + 1)
+            time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+    ingested = []
+    for row in rows:
+        external_id = row["external_id"]
+        ingested.append(IngestedQuery(live=by_external[external_id], created=external_id in fresh))
+        fresh.discard(external_id)  # reported once; a repeat later in the list says created=False
+    return ingested
 
 
 def live_queries_enqueue(*, ids: list[int]) -> int:

@@ -1,5 +1,6 @@
 """Judge backends behind one interface: `get_backend(judge_version).judge(query) -> VerdictResult`."""
 
+from judges import vendor_access
 from judges.backends.base import JudgeBackend, VerdictResult
 from judges.backends.replay import BackendCannotJudge
 from judges.models import Backend
@@ -22,6 +23,8 @@ def vendor_backend(judge_version, vendor: str, *, hypotheses: bool = False) -> J
 
 def get_backend(judge_version) -> JudgeBackend:
     """Build the backend a judge version names."""
+    if refused := vendor_access.refused_backend(judge_version):  # a key or host outside the allow-lists
+        return refused
     backend = judge_version.backend
     if backend in (Backend.ANTHROPIC, Backend.OPENAI_COMPATIBLE):
         return vendor_backend(judge_version, backend)

@@ -102,8 +102,10 @@ class VerdictResult:
         return self.decision == Decision.ERROR
 
     def verdict_fields(self) -> dict:
-        """Return the Verdict model fields this result fills."""
-        return {
+        """Return the Verdict model fields this result fills, any key or DSN in them redacted."""
+        from judges.vendor_access import redact_secrets  # it imports this module
+
+        fields = {
             "decision": self.decision,
             "reason": self.reason[:10_000],
             "error_class_guess": self.error_class if self.decision == Decision.REJECT else "",
@@ -118,6 +120,7 @@ class VerdictResult:
             "raw_response": self.raw_response,
             "context": self.context,
         }
+        return redact_secrets(fields)
 
 
 class JudgeBackend:

@@ -143,7 +143,7 @@ def test_with_the_real_read_only_path_a_missing_filter_is_suggested(real_warehou
     assert "Same row count (2) but different values." in html and "a suggestion, not a label" in html
     page = client.get(reverse("labelling:queue_item", args=["sales-gold", query.pk])).content.decode()
     assert "amount" in page and "nullable" in page  # the catalogue's columns for `sales`
-    refused = factories.query(warehouse=real_warehouse, sql="DELETE FROM sales")
+    refused = factories.query(gold_set=gold_set, warehouse=real_warehouse, sql="DELETE FROM sales")
     assert (
         "Refused by the read-only guard" in client.get(reverse("labelling:preview", args=[refused.pk])).content.decode()
     )

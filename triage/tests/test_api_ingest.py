@@ -145,12 +145,14 @@ def test_the_schema_and_docs_are_served_locally(client):
     assert "POST /api/v1/queries" in html and "cdn" not in html.lower()
 
 
-def test_a_live_query_stored_without_its_pipeline_row_is_adopted_not_duplicated(api):
-    Query.objects.create(question="q", sql="SELECT 1", source=QuerySource.LIVE, external_id="legacy-1")
+def test_a_live_query_stored_without_its_pipeline_row_belongs_to_no_client_and_is_not_taken_over(api):
+    # External ids are unique per client (the live row holds the client); a query with no
+    # live row names no client, so a client posting its id gets a query of its own.
+    orphan = Query.objects.create(question="q", sql="SELECT 1", source=QuerySource.LIVE, external_id="legacy-1")
     response = api("post", URL, row("legacy-1"))
-    assert response.status_code == 200
-    assert Query.objects.filter(external_id="legacy-1").count() == 1
+    assert response.status_code == 202 and response.json()["id"] != orphan.pk
     assert LiveQuery.objects.get(pk=response.json()["id"]).status == IngestStatus.PENDING
+    assert not LiveQuery.objects.filter(pk=orphan.pk).exists()
 
 
 def test_a_token_remembered_by_this_process_is_refused_as_soon_as_it_is_revoked(api, django_assert_num_queries):
