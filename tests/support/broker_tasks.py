@@ -12,12 +12,18 @@ from celery import shared_task
 RECORD_DELIVERY = "tests.record_delivery"
 
 
-@shared_task(name=RECORD_DELIVERY, acks_late=True)
-def record_delivery(publisher: int, sequence: int) -> None:
-    """Append `publisher sequence` to this process's delivery log."""
+@shared_task(bind=True, name=RECORD_DELIVERY, acks_late=True)
+def record_delivery(self, publisher: int, sequence: int) -> None:
+    """Append `publisher sequence` to this process's delivery log, named after its worker."""
     folder = Path(os.environ["DOCKET_DELIVERY_LOG_DIR"])
-    with open(folder / f"deliveries-{os.getpid()}.log", "a") as log:
+    worker = self.request.hostname.partition("@")[0]
+    with open(folder / f"deliveries-{worker}-{os.getpid()}.log", "a") as log:
         log.write(f"{publisher} {sequence}\n")
+
+
+def consumers(folder: Path) -> set[str]:
+    """The workers (their names before `@`) that recorded a delivery in `folder`."""
+    return {log.name.split("-")[1] for log in folder.glob("deliveries-*.log")}
 
 
 def deliveries(folder: Path) -> list[tuple[int, int]]:
