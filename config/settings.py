@@ -371,5 +371,7 @@ LOGGING = {
         # One INFO line per vendor call (httpx) is noise; its warnings and errors still show.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # runserver's line per request, at INFO: shown at LOG_LEVEL=INFO, not under `make run`.
+        "django.server": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
     },
 }
