@@ -13,9 +13,10 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 
 def local_state_prepare() -> Path:
-    """Make DOCKET_VAR_DIR (default ./var) and, unless SECRET_KEY is set, var/secret_key."""
+    """Make DOCKET_VAR_DIR (default ./var), var/static and, unless SECRET_KEY is set, var/secret_key."""
     var_dir = Path(os.environ.get("DOCKET_VAR_DIR", "").strip() or BASE_DIR / "var")
-    var_dir.mkdir(parents=True, exist_ok=True)
+    # STATIC_ROOT: WhiteNoise warns on every start when it is missing.
+    (var_dir / "static").mkdir(parents=True, exist_ok=True)
     key_file = var_dir / "secret_key"
     if not os.environ.get("SECRET_KEY", "").strip() and not key_file.exists():
         # Written under a temporary name and renamed: two commands starting at once never
