@@ -82,8 +82,8 @@ def test_a_killed_worker_is_restarted_while_the_home_page_keeps_answering(tmp_pa
     pid_file = tmp_path / "run-local" / "worker.pid"
     prober = Prober(f"http://127.0.0.1:{port}/")
     try:
-        wait_for(lambda: "Docket is running at" in output.read_text(), timeout=400, what="make run to start")
-        assert "password" in output.read_text().split("Docket is running at")[1], "the demo logins come last"
+        wait_for(lambda: "Demo logins" in output.read_text(), timeout=400, what="make run to start")
+        assert "Demo logins" in output.read_text().split("Docket is running at")[1], "the demo logins come last"
         first_worker = int(pid_file.read_text())
         prober.start()
         wait_for(lambda: len(prober.statuses) >= 5, timeout=60, what="the home page to be asked a few times")
