@@ -311,10 +311,10 @@ TRIAGE_API_TOKEN_CACHE_SECONDS = _positive_float("TRIAGE_API_TOKEN_CACHE_SECONDS
 TRIAGE_PROCESSING_TIMEOUT_S = _positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 600)
 # A web process publishes the pipeline's work at most this often, from a background
 # thread; under load the posts of one interval share a broker message
-# (triage/publishing.py). 0 publishes in the request, after commit: the test suite's
-# default, so a test sees the publish (or its failure) when the request returns; the
-# background publisher has its own tests.
-TRIAGE_PUBLISH_INTERVAL_MS = _non_negative_float("TRIAGE_PUBLISH_INTERVAL_MS", 0 if TESTING else 50)
+# (triage/publishing.py). 0 publishes in the request, after commit. The test suite runs
+# the production path too; a test that must see the publish (or its failure) when the
+# request returns asks for the `synchronous_publish` fixture.
+TRIAGE_PUBLISH_INTERVAL_MS = _non_negative_float("TRIAGE_PUBLISH_INTERVAL_MS", 50)
 # Threads per worker process that call live judges; shared by every pipeline task.
 TRIAGE_JUDGE_THREADS = _positive_int("TRIAGE_JUDGE_THREADS", 32)
 

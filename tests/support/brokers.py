@@ -31,13 +31,17 @@ def reset_publisher_pools() -> None:
 def broker_at(url):
     """Point this process's Celery publisher at another broker URL, then restore it."""
     previous, previous_env = app.conf.broker_url, os.environ.get("CELERY_BROKER_URL")
+    previous_transport = app.conf.broker_transport
     # Celery reads CELERY_BROKER_URL from the environment before its own setting.
     os.environ["CELERY_BROKER_URL"] = app.conf.broker_url = url
+    # A transport class named in settings (the filesystem broker's) would override the URL's.
+    app.conf.broker_transport = None
     reset_publisher_pools()
     try:
         yield
     finally:
         app.conf.broker_url = previous
+        app.conf.broker_transport = previous_transport
         if previous_env is None:
             os.environ.pop("CELERY_BROKER_URL", None)
         else:

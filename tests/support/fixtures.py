@@ -193,3 +193,11 @@ def celery_worker_process(transactional_db):
     worker = WorkerProcess().start()
     yield worker
     worker.discard()
+
+
+@pytest.fixture
+def synchronous_publish(settings):
+    """Publish ingested live queries in the request, after commit, instead of from the
+    background publisher (the production path every other test runs): for a test that must
+    see the publish, or its failure, when the request returns."""
+    settings.TRIAGE_PUBLISH_INTERVAL_MS = 0
