@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
+SIMULATOR_PORT ?= 8765
+# Commands that need var/ and the generated secret key make them (importing settings never does).
+PREPARE := $(PY) -c 'from config.local_state import local_state_prepare; local_state_prepare()'
 export DJANGO_SETTINGS_MODULE := config.settings
 
 .PHONY: run test lint bench worker migrate seed clean
@@ -22,9 +25,10 @@ seed: migrate
 	$(PY) manage.py seed_demo
 
 run: $(VENV)/.installed-dev
-	@PORT=$(PORT) PY=$(PY) bin/run-local
+	@PORT=$(PORT) SIMULATOR_PORT=$(SIMULATOR_PORT) PY=$(PY) bin/run-local
 
 worker: $(VENV)/.installed-dev
+	@$(PREPARE)
 	$(PY) -m celery -A config worker --beat --loglevel=INFO
 
 lint: $(VENV)/.installed-dev
@@ -36,6 +40,7 @@ test: $(VENV)/.installed-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(VENV)/.installed-dev
+	@$(PREPARE)
 	$(PY) -m tests.bench.run_all
 
 clean:

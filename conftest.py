@@ -1,20 +1,33 @@
 """Shared pytest setup: role users, service requirements, and a real Celery worker."""
 
+from django.conf import settings
+
+from config.local_state import local_state_prepare
 from tests.support.services import database_is_postgres
 
 pytest_plugins = ["tests.support.fixtures"]
 
 
-def pytest_collection_modifyitems(config, items):
-    """Deselect PostgreSQL-only tests on a SQLite run (a configuration, not a missing service).
+def pytest_configure(config):
+    """Make var/ and the secret key file the worker and command subprocesses read."""
+    local_state_prepare()
 
-    When DATABASE_URL names PostgreSQL and the server is down, those tests run and fail.
+
+def pytest_collection_modifyitems(config, items):
+    """Deselect tests of a configuration this run does not have (not of a missing service).
+
+    PostgreSQL-only tests are deselected on a SQLite run (when DATABASE_URL names PostgreSQL
+    and the server is down, they run and fail), and the embedded broker's tests on a run
+    whose CELERY_BROKER_URL names a real broker: they test the broker `make run` uses.
     """
-    if database_is_postgres():
-        return
+    on_postgres = database_is_postgres()
+    on_filesystem_broker = settings.CELERY_BROKER_URL.startswith("filesystem://")
     kept, dropped = [], []
     for item in items:
-        (dropped if item.get_closest_marker("postgres") else kept).append(item)
+        unwanted = (item.get_closest_marker("postgres") and not on_postgres) or (
+            item.get_closest_marker("filesystem_broker") and not on_filesystem_broker
+        )
+        (dropped if unwanted else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

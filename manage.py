@@ -8,6 +8,9 @@ import sys
 def main():
     """Run administrative tasks."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from config.local_state import local_state_prepare
+
+    local_state_prepare()
     try:
         from django.core.management import execute_from_command_line
     except ImportError as exc:

@@ -6,66 +6,127 @@ Python: SQLite under `var/`, kombu's filesystem broker under `var/`, and the loc
 vendor simulator when no vendor key is set. A malformed value fails loudly at start-up.
 """
 
+import logging
 import os
 import secrets
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("DOCKET_VAR_DIR", BASE_DIR / "var"))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
-
 env = environ.Env()
 
 
-def _bool(name: str, default: bool) -> bool:
-    """Read a boolean, refusing anything that is not clearly one."""
+def env_setting(name: str, default, parse: Callable[[str], object], expected: str):
+    """Read one variable: `default` when unset or empty, else `parse(raw)`.
+
+    Every variable goes through here. A value `parse` rejects (by raising ValueError)
+    stops start-up with the variable's name, its value and the form it should take.
+    """
     raw = os.environ.get(name)
-    if raw is None or raw == "":
+    if raw is None or raw.strip() == "":
         return default
-    lowered = raw.strip().lower()
+    try:
+        return parse(raw.strip())
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not valid: expected {expected}.") from exc
+
+
+def _parse_bool(raw: str) -> bool:
+    lowered = raw.lower()
     if lowered in {"1", "true", "yes", "on"}:
         return True
     if lowered in {"0", "false", "no", "off"}:
         return False
-    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use true/false).")
+    raise ValueError(raw)
+
+
+def _number_parser(kind: type, minimum: float, inclusive: bool) -> Callable[[str], float]:
+    def parse(raw: str):
+        value = kind(raw)  # int("2.9") and int("1.5e6") raise ValueError: no silent rounding
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(raw)
+        if value < minimum or (value == minimum and not inclusive):
+            raise ValueError(raw)
+        return value
+
+    return parse
+
+
+def _parse_choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if raw.upper() not in choices:
+            raise ValueError(raw)
+        return raw.upper()
+
+    return parse
+
+
+def _bool(name: str, default: bool) -> bool:
+    return env_setting(name, default, _parse_bool, "a boolean (true/false, 1/0, yes/no, on/off)")
 
 
 def _positive_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a number.") from exc
-    if value <= 0:
-        raise ImproperlyConfigured(f"{name}={raw!r} must be positive.")
-    return value
+    return env_setting(name, default, _number_parser(float, 0, inclusive=False), "a positive number")
+
+
+def _non_negative_float(name: str, default: float) -> float:
+    return env_setting(name, default, _number_parser(float, 0, inclusive=True), "a number, 0 or more")
+
+
+def _positive_int(name: str, default: int) -> int:
+    return env_setting(name, default, _number_parser(int, 1, inclusive=True), "a whole number, 1 or more")
+
+
+def _non_negative_int(name: str, default: int) -> int:
+    return env_setting(name, default, _number_parser(int, 0, inclusive=True), "a whole number, 0 or more")
+
+
+def _text(name: str, default: str = "") -> str:
+    return env_setting(name, default, str, "text")
+
+
+def _path(name: str, default: Path) -> Path:
+    return env_setting(name, Path(default), Path, "a path")
+
+
+def _list(name: str, default: list[str]) -> list[str]:
+    return env_setting(
+        name, default, lambda raw: [item.strip() for item in raw.split(",") if item.strip()], "comma-separated names"
+    )
+
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+# Where local state lives. Importing settings creates nothing: `manage.py` and the Celery
+# app create this folder and the secret key file (config/local_state.py) before they
+# read settings.
+VAR_DIR = _path("DOCKET_VAR_DIR", BASE_DIR / "var")
+SECRET_KEY_FILE = VAR_DIR / "secret_key"
 
 
 def _secret_key() -> str:
-    """Use SECRET_KEY from the environment, else one generated once and kept under var/."""
-    from_env = os.environ.get("SECRET_KEY")
+    """Use SECRET_KEY from the environment, else the one generated once into var/secret_key."""
+    from_env = _text("SECRET_KEY")
     if from_env:
         return from_env
-    key_file = VAR_DIR / "secret_key"
-    if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
-    return key_file.read_text().strip()
+    if SECRET_KEY_FILE.exists():
+        return SECRET_KEY_FILE.read_text().strip()
+    if TESTING:
+        return secrets.token_urlsafe(50)  # pytest reads settings before anything could write a key
+    raise ImproperlyConfigured(
+        f"SECRET_KEY is not set and {SECRET_KEY_FILE} does not exist: set SECRET_KEY, "
+        "or run `manage.py` once to generate the file."
+    )
 
 
+TESTING = "pytest" in sys.modules or _bool("DOCKET_TESTING", False)
 SECRET_KEY = _secret_key()
 DEBUG = _bool("DEBUG", False)
 
-# Under pytest: fast password hashing (test users are created by the hundred).
-TESTING = "pytest" in sys.modules or _bool("DOCKET_TESTING", False)
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
-CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+ALLOWED_HOSTS = _list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = _list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -122,12 +183,37 @@ WSGI_APPLICATION = "config.wsgi.application"
 
 # --- Database -------------------------------------------------------------------------
 DEFAULT_SQLITE_PATH = VAR_DIR / "docket.sqlite3"
-DATABASES = {"default": env.db_url("DATABASE_URL", default=f"sqlite:///{DEFAULT_SQLITE_PATH}")}
+
+
+def _parse_database_url(raw: str) -> dict:
+    if raw.partition("://")[0] not in environ.Env.DB_SCHEMES:
+        raise ValueError(raw)
+    try:
+        config = environ.Env.db_url_config(raw)
+    except (KeyError, ImproperlyConfigured) as exc:
+        raise ValueError(raw) from exc
+    if not config.get("ENGINE"):
+        raise ValueError(raw)
+    return config
+
+
+DATABASES = {
+    "default": env_setting(
+        "DATABASE_URL",
+        _parse_database_url(f"sqlite:///{DEFAULT_SQLITE_PATH}"),
+        _parse_database_url,
+        "a database URL such as postgresql://user@host:5432/name or sqlite:////path/to/file",
+    )
+}
 # Keep a connection per thread for ten minutes (`?conn_max_age=` in DATABASE_URL overrides):
 # a new PostgreSQL connection per request would cost more than an ingestion post itself.
 # A connection that broke meanwhile is noticed and replaced before a request uses it.
-# Tests close them, so that threads a test started leave none open on the test database.
-DATABASES["default"].setdefault("CONN_MAX_AGE", 0 if TESTING else 600)
+# Not under `runserver`, which starts a thread per request: each would keep its own
+# connection for ten minutes, and a busy page exhausts the server's max_connections (the
+# Django documentation says not to combine the two). Tests close them too, so that threads
+# a test started leave none open on a server other suites share.
+RUNSERVER = sys.argv[1:2] == ["runserver"]
+DATABASES["default"].setdefault("CONN_MAX_AGE", 0 if TESTING or RUNSERVER else 600)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file-backed test database lets a real Celery worker process see test data.
@@ -138,13 +224,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": 20,
     }
-elif os.environ.get("TEST_DATABASE_NAME"):
-    DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}
+else:
+    # Each test run creates its own database, named after the run, and drops only that:
+    # two suites on one server never drop each other's (TEST_DATABASE_NAME overrides).
+    DATABASES["default"]["TEST"] = {
+        "NAME": _text("TEST_DATABASE_NAME")
+        or f"test_{DATABASES['default']['NAME']}_{_text('DOCKET_TEST_RUN', str(os.getpid()))}"
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
+# Under pytest: fast password hashing (test users are created by the hundred).
 if TESTING:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LOGIN_URL = "login"
@@ -158,7 +250,6 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
-STATIC_ROOT.mkdir(exist_ok=True)
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -166,22 +257,24 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 
-DATA_UPLOAD_MAX_MEMORY_SIZE = int(env("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440))
+DATA_UPLOAD_MAX_MEMORY_SIZE = _non_negative_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 
 # --- Celery ---------------------------------------------------------------------------
 # The default broker is kombu's filesystem transport: no server, works on a fresh machine.
 # Tests get their own folder, so a running `make run` worker never eats their tasks.
 # Under pytest-xdist (`-n 2`) each test process has its own folder and queue too, and so
 # do the worker processes it starts (they inherit PYTEST_XDIST_WORKER).
-XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+XDIST_WORKER = _text("PYTEST_XDIST_WORKER")
 TEST_BROKER_NAME = f"test-broker-{XDIST_WORKER}" if XDIST_WORKER else "test-broker"
-BROKER_DIR = Path(os.environ.get("DOCKET_BROKER_DIR", VAR_DIR / (TEST_BROKER_NAME if TESTING else "broker")))
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
+BROKER_DIR = _path("DOCKET_BROKER_DIR", VAR_DIR / (TEST_BROKER_NAME if TESTING else "broker"))
+CELERY_BROKER_URL = _text("CELERY_BROKER_URL", "filesystem://")
 if XDIST_WORKER:
     CELERY_TASK_DEFAULT_QUEUE = f"celery-{XDIST_WORKER}"
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    for sub in ("in", "processed", "control"):
-        (BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    # kombu's filesystem transport with whole-or-nothing messages (config/transport.py:
+    # kombu's own can hand a reader a half-written file, which stops the worker). It makes
+    # its folders when it first connects.
+    CELERY_BROKER_TRANSPORT = "config.transport:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "in"),
         "data_folder_out": str(BROKER_DIR / "in"),
@@ -207,8 +300,8 @@ CELERY_BEAT_SCHEDULE = {
     # A chunk whose worker died mid-run is leased again, so a killed run finishes by itself.
     "judges-requeue-stale-chunks": {"task": "judges.requeue_stale_chunks", "schedule": 60.0},
 }
-TRIAGE_ALERT_WEBHOOK_URL = os.environ.get("TRIAGE_ALERT_WEBHOOK_URL", "")
-TRIAGE_API_MAX_BODY_BYTES = int(_positive_float("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024))
+TRIAGE_ALERT_WEBHOOK_URL = _text("TRIAGE_ALERT_WEBHOOK_URL")
+TRIAGE_API_MAX_BODY_BYTES = _positive_int("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024)
 # How long a web process trusts a token it has looked up; a revocation takes this long
 # to reach the other processes (the revoking one drops it at once).
 TRIAGE_API_TOKEN_CACHE_SECONDS = _positive_float("TRIAGE_API_TOKEN_CACHE_SECONDS", 5)
@@ -218,28 +311,28 @@ TRIAGE_API_TOKEN_CACHE_SECONDS = _positive_float("TRIAGE_API_TOKEN_CACHE_SECONDS
 TRIAGE_PROCESSING_TIMEOUT_S = _positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 600)
 # A web process publishes the pipeline's work at most this often, from a background
 # thread; under load the posts of one interval share a broker message
-# (triage/publishing.py). 0 publishes in the request, after commit: the test suite's
-# default, so a test sees the publish (or its failure) when the request returns; the
-# background publisher has its own tests.
-TRIAGE_PUBLISH_INTERVAL_MS = float(os.environ.get("TRIAGE_PUBLISH_INTERVAL_MS", "0" if TESTING else "50"))
+# (triage/publishing.py). 0 publishes in the request, after commit. The test suite runs
+# the production path too; a test that must see the publish (or its failure) when the
+# request returns asks for the `synchronous_publish` fixture.
+TRIAGE_PUBLISH_INTERVAL_MS = _non_negative_float("TRIAGE_PUBLISH_INTERVAL_MS", 50)
 # Threads per worker process that call live judges; shared by every pipeline task.
-TRIAGE_JUDGE_THREADS = int(_positive_float("TRIAGE_JUDGE_THREADS", 32))
+TRIAGE_JUDGE_THREADS = _positive_int("TRIAGE_JUDGE_THREADS", 32)
 
 # --- Vendors ----------------------------------------------------------------------------
 # Keys come only from the environment; they are never stored in the database or shown.
-ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
-ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")
-OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
-OPENAI_BASE_URL = os.environ.get("OPENAI_BASE_URL", "")
+ANTHROPIC_API_KEY = _text("ANTHROPIC_API_KEY")
+ANTHROPIC_BASE_URL = _text("ANTHROPIC_BASE_URL")
+OPENAI_API_KEY = _text("OPENAI_API_KEY")
+OPENAI_BASE_URL = _text("OPENAI_BASE_URL")
 # Where the local vendor simulator listens when no key is set.
-VENDOR_SIMULATOR_URL = os.environ.get("VENDOR_SIMULATOR_URL", "http://127.0.0.1:8765")
+VENDOR_SIMULATOR_URL = _text("VENDOR_SIMULATOR_URL", "http://127.0.0.1:8765")
 
 # --- Warehouses -----------------------------------------------------------------------
 # DSNs come from WAREHOUSE_<NAME>_URL or from this file (JSON: {"name": "dsn"}), never
 # from the application database.
-WAREHOUSES_FILE = Path(os.environ.get("WAREHOUSES_FILE", VAR_DIR / "warehouses.json"))
+WAREHOUSES_FILE = _path("WAREHOUSES_FILE", VAR_DIR / "warehouses.json")
 WAREHOUSE_STATEMENT_TIMEOUT_S = _positive_float("WAREHOUSE_STATEMENT_TIMEOUT_S", 5.0)
-WAREHOUSE_ROW_CAP = int(_positive_float("WAREHOUSE_ROW_CAP", 1000))
+WAREHOUSE_ROW_CAP = _positive_int("WAREHOUSE_ROW_CAP", 1000)
 
 # --- SQL guard: size and shape limits checked before a text reaches a database (issue 13) --
 # Each refusal names the setting it hit. Real analysts' SQL (the defog gold set) stays far
@@ -284,13 +377,32 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
 }
 
+# --- Logging --------------------------------------------------------------------------
+LOG_LEVEL = env_setting(
+    "LOG_LEVEL", "INFO", _parse_choice(tuple(logging.getLevelNamesMapping())), "DEBUG, INFO, WARNING, ERROR or CRITICAL"
+)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # A refused request (403, 404) is the client's doing: one line, not a traceback.
+    "filters": {"no_client_error_tracebacks": {"()": "config.log_filters.NoClientErrorTracebacks"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["no_client_error_tracebacks"],
+        }
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # One INFO line per vendor call (httpx) is noise; its warnings and errors still show.
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+        # runserver's line per request, at INFO: shown at LOG_LEVEL=INFO, not under `make run`.
+        "django.server": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+    },
 }
 
 # --- Judge vendor access (issue 13) ------------------------------------------------------

@@ -586,6 +586,10 @@ class SimulatorServer:
         self._started = threading.Event()
         self._stopped = threading.Event()
         self._connections: set = set()
+        # Writers of every accepted connection, noted when asyncio accepts it: its task may
+        # not have started yet when shutdown comes, and a task cancelled before it starts
+        # never reaches the `finally` that closes its connection.
+        self._writers: set = set()
 
     def serve_forever(self) -> None:
         try:
@@ -596,15 +600,31 @@ class SimulatorServer:
     async def _serve(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        server = await asyncio.start_server(self._connection, sock=self.socket, limit=self.max_head_bytes)
+        server = await asyncio.start_server(self._accepted, sock=self.socket, limit=self.max_head_bytes)
         self._started.set()
         try:
             await self._stop.wait()
         finally:
+            # Stop accepting, but close the server only once the connections asyncio has
+            # already accepted have their transports: Python 3.11 silently drops (and never
+            # closes) a connection whose transport is made after `Server.close()`.
+            self._loop.remove_reader(self.socket.fileno())
+            for _ in range(3):
+                await asyncio.sleep(0)
             server.close()
-            for task in list(self._connections):
-                task.cancel()
-            await asyncio.gather(*self._connections, return_exceptions=True)
+            # Each round lets connections accepted just before reach `_accepted`, then ends
+            # every connection known so far.
+            for _ in range(3):
+                await asyncio.sleep(0)
+                for task in list(self._connections):
+                    task.cancel()
+                await asyncio.gather(*self._connections, return_exceptions=True)
+                # Connections whose task never ran: close them here, and wait until their
+                # sockets are really closed (that happens on a later turn of the loop).
+                writers, self._writers = list(self._writers), set()
+                for writer in writers:
+                    writer.close()
+                await asyncio.gather(*(writer.wait_closed() for writer in writers), return_exceptions=True)
 
     def shutdown(self) -> None:
         """Stop serve_forever (from another thread) and wait until it has returned."""
@@ -615,6 +635,11 @@ class SimulatorServer:
 
     def server_close(self) -> None:
         self.socket.close()
+
+    def _accepted(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        """Note the connection at once (asyncio calls this as it accepts), then serve it."""
+        self._writers.add(writer)
+        return self._connection(reader, writer)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -629,6 +654,7 @@ class SimulatorServer:
             pass  # shutdown; ending quietly spares asyncio's "exception in callback" noise
         finally:
             self._connections.discard(task)
+            self._writers.discard(writer)
             writer.close()
 
     async def _one_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:

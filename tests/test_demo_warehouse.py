@@ -19,11 +19,26 @@ from probes.demo_warehouse import (
     table_checksums,
 )
 from probes.models import Warehouse
-from tests.support.services import require_postgres_server
+from tests.support.services import postgres_dsn, require_postgres_server
 
-# One per pytest-xdist process: a test here drops and rebuilds its tables.
-XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-WAREHOUSE_DATABASE = f"demodata_wh_{XDIST_WORKER}" if XDIST_WORKER else "demodata_wh"
+# One per test process, named after it: a test here drops and rebuilds its tables, and a
+# suite running beside this one on the same server must not see it. Dropped at the end.
+WAREHOUSE_DATABASE = f"demodata_wh_{os.getpid()}"
+CREATED: list[str] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _drop_this_runs_warehouse_database():
+    yield
+    if not CREATED:
+        return  # no test here reached PostgreSQL
+    import psycopg
+
+    try:
+        with psycopg.connect(postgres_dsn(), autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {WAREHOUSE_DATABASE} WITH (FORCE)")
+    except psycopg.OperationalError:
+        pass  # the server went away; nothing of ours is left on it to drop
 
 
 def demo_postgres_dsn() -> str:
@@ -34,6 +49,7 @@ def demo_postgres_dsn() -> str:
     with psycopg.connect(server, autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [WAREHOUSE_DATABASE]).fetchone():
             conn.execute(f"CREATE DATABASE {WAREHOUSE_DATABASE}")
+        CREATED.append(WAREHOUSE_DATABASE)
     parts = urlsplit(server)
     return urlunsplit(parts._replace(path=f"/{WAREHOUSE_DATABASE}"))
 

@@ -66,9 +66,12 @@ def database_url_for_worker() -> str:
 class WorkerProcess:
     """A real `celery worker` subprocess on the test database and the configured broker."""
 
-    def __init__(self, extra_env=None, concurrency=2):
+    def __init__(self, extra_env=None, concurrency=2, *, app="config", extra_args=(), name="test"):
         self.extra_env = extra_env or {}
         self.concurrency = concurrency
+        self.app = app
+        self.extra_args = list(extra_args)
+        self.name = name
         self.process = None
         self.log_path = ROOT / "var" / f"test-worker-{uuid.uuid4().hex[:8]}.log"
 
@@ -93,8 +96,8 @@ class WorkerProcess:
         Those messages name rows of databases that no longer exist. `purge=False` keeps
         them, for a restart after a kill that must pick up where the dead worker stopped.
         """
-        if purge and settings.CELERY_BROKER_URL.startswith("filesystem://"):
-            for message in (settings.BROKER_DIR / "in").glob("*"):
+        if purge and self.env()["CELERY_BROKER_URL"].startswith("filesystem://"):
+            for message in (Path(self.env()["DOCKET_BROKER_DIR"]) / "in").glob("*"):
                 message.unlink(missing_ok=True)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
@@ -104,13 +107,15 @@ class WorkerProcess:
                 "-m",
                 "celery",
                 "-A",
-                "config",
+                self.app,
                 "worker",
                 "--loglevel=INFO",
                 f"--concurrency={self.concurrency}",
                 "--pool=prefork",
                 "--without-gossip",
                 "--without-mingle",
+                f"--hostname={self.name}-{uuid.uuid4().hex[:6]}@%h",
+                *self.extra_args,
             ],
             cwd=ROOT,
             env=self.env(),
@@ -160,6 +165,16 @@ class WorkerProcess:
     def output(self) -> str:
         return self.log_path.read_text() if self.log_path.exists() else ""
 
+    def wait_until_ready(self, timeout=90.0):
+        """Wait for the worker to say it is consuming; fail with its log if it died first."""
+        wait_for(
+            lambda: " ready." in self.output() or self.process.poll() is not None,
+            timeout=timeout,
+            what=f"worker {self.name} to start (log: {self.output()[-2000:]})",
+        )
+        assert self.process.poll() is None, f"worker {self.name} died on start: {self.output()[-3000:]}"
+        return self
+
 
 def wait_for(predicate, timeout=60.0, interval=0.2, what="condition"):
     """Poll until predicate() is truthy; fail with `what` after timeout seconds."""
@@ -178,3 +193,11 @@ def celery_worker_process(transactional_db):
     worker = WorkerProcess().start()
     yield worker
     worker.discard()
+
+
+@pytest.fixture
+def synchronous_publish(settings):
+    """Publish ingested live queries in the request, after commit, instead of from the
+    background publisher (the production path every other test runs): for a test that must
+    see the publish, or its failure, when the request returns."""
+    settings.TRIAGE_PUBLISH_INTERVAL_MS = 0

@@ -22,6 +22,7 @@ def post_queries(client, plaintext, external_ids):
     )
 
 
+@pytest.mark.usefixtures("synchronous_publish")
 @pytest.mark.django_db
 def test_a_broker_outage_at_ingest_still_stores_every_query_as_pending(
     client, caplog, django_capture_on_commit_callbacks
@@ -42,6 +43,7 @@ def test_a_broker_outage_at_ingest_still_stores_every_query_as_pending(
     assert "could not publish" in caplog.text
 
 
+@pytest.mark.usefixtures("synchronous_publish")
 @pytest.mark.django_db
 def test_the_sweeper_resends_pending_queries_once_the_broker_is_back(client, django_capture_on_commit_callbacks):
     factories.warehouse("shop")
