@@ -337,13 +337,13 @@ WAREHOUSE_ROW_CAP = _positive_int("WAREHOUSE_ROW_CAP", 1000)
 # --- SQL guard: size and shape limits checked before a text reaches a database (issue 13) --
 # Each refusal names the setting it hit. Real analysts' SQL (the defog gold set) stays far
 # below every one: at most ~900 bytes, 140 parse-tree nodes, depth 14, 3 CTEs, 4 joins.
-WAREHOUSE_MAX_SQL_BYTES = int(_positive_float("WAREHOUSE_MAX_SQL_BYTES", 65_536))
-WAREHOUSE_MAX_SQL_NODES = int(_positive_float("WAREHOUSE_MAX_SQL_NODES", 5_000))
-WAREHOUSE_MAX_SQL_DEPTH = int(_positive_float("WAREHOUSE_MAX_SQL_DEPTH", 100))
-WAREHOUSE_MAX_SQL_CTES = int(_positive_float("WAREHOUSE_MAX_SQL_CTES", 32))
-WAREHOUSE_MAX_SQL_JOINS = int(_positive_float("WAREHOUSE_MAX_SQL_JOINS", 32))
+WAREHOUSE_MAX_SQL_BYTES = _positive_int("WAREHOUSE_MAX_SQL_BYTES", 65_536)
+WAREHOUSE_MAX_SQL_NODES = _positive_int("WAREHOUSE_MAX_SQL_NODES", 5_000)
+WAREHOUSE_MAX_SQL_DEPTH = _positive_int("WAREHOUSE_MAX_SQL_DEPTH", 100)
+WAREHOUSE_MAX_SQL_CTES = _positive_int("WAREHOUSE_MAX_SQL_CTES", 32)
+WAREHOUSE_MAX_SQL_JOINS = _positive_int("WAREHOUSE_MAX_SQL_JOINS", 32)
 # A recursive CTE needs a literal LIMIT no larger than this, on the CTE or the query reading it.
-WAREHOUSE_MAX_RECURSIVE_ROWS = int(_positive_float("WAREHOUSE_MAX_RECURSIVE_ROWS", 1_000_000))
+WAREHOUSE_MAX_RECURSIVE_ROWS = _positive_int("WAREHOUSE_MAX_RECURSIVE_ROWS", 1_000_000)
 # --- end of SQL guard limits ---------------------------------------------------------------
 
 # --- Warehouse security: the role check and the caps during execution (issue 13) --------
@@ -351,16 +351,16 @@ WAREHOUSE_MAX_RECURSIVE_ROWS = int(_positive_float("WAREHOUSE_MAX_RECURSIVE_ROWS
 # run anyway, for the deliberately insecure case only (shown in red on every page).
 WAREHOUSE_ALLOW_UNSAFE_ROLE = _bool("WAREHOUSE_ALLOW_UNSAFE_ROLE", False)
 # A result stops at the row cap or at this many bytes, whichever comes first.
-WAREHOUSE_RESULT_MAX_BYTES = int(_positive_float("WAREHOUSE_RESULT_MAX_BYTES", 1_048_576))
+WAREHOUSE_RESULT_MAX_BYTES = _positive_int("WAREHOUSE_RESULT_MAX_BYTES", 1_048_576)
 # A longer cell is cut to this many bytes (on the server for PostgreSQL) and marked.
-WAREHOUSE_CELL_MAX_BYTES = int(_positive_float("WAREHOUSE_CELL_MAX_BYTES", 16_384))
+WAREHOUSE_CELL_MAX_BYTES = _positive_int("WAREHOUSE_CELL_MAX_BYTES", 16_384)
 # PostgreSQL planner limits for model SQL (join_collapse_limit, from_collapse_limit; and
 # geqo_threshold): planning stays short enough for the statement timeout to hold.
-WAREHOUSE_PG_COLLAPSE_LIMIT = int(_positive_float("WAREHOUSE_PG_COLLAPSE_LIMIT", 8))
-WAREHOUSE_PG_GEQO_THRESHOLD = max(2, int(_positive_float("WAREHOUSE_PG_GEQO_THRESHOLD", 8)))
+WAREHOUSE_PG_COLLAPSE_LIMIT = _positive_int("WAREHOUSE_PG_COLLAPSE_LIMIT", 8)
+WAREHOUSE_PG_GEQO_THRESHOLD = max(2, _positive_int("WAREHOUSE_PG_GEQO_THRESHOLD", 8))
 # SQLite: the longest string or blob a query may build, and the heap SQLite may use.
-WAREHOUSE_SQLITE_MAX_LENGTH = int(_positive_float("WAREHOUSE_SQLITE_MAX_LENGTH", 8_388_608))
-WAREHOUSE_SQLITE_HEAP_LIMIT = int(_positive_float("WAREHOUSE_SQLITE_HEAP_LIMIT", 134_217_728))
+WAREHOUSE_SQLITE_MAX_LENGTH = _positive_int("WAREHOUSE_SQLITE_MAX_LENGTH", 8_388_608)
+WAREHOUSE_SQLITE_HEAP_LIMIT = _positive_int("WAREHOUSE_SQLITE_HEAP_LIMIT", 134_217_728)
 # --- end of warehouse security ------------------------------------------------------------
 
 REST_FRAMEWORK = {
