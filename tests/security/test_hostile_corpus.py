@@ -95,6 +95,8 @@ class Executor:
             {
                 "DATABASE_URL": database_url_for_worker(),
                 "DJANGO_SETTINGS_MODULE": "config.settings",
+                # Settings write nothing: a process in a fresh var folder needs the key given.
+                "SECRET_KEY": settings.SECRET_KEY,
                 "WAREHOUSES_FILE": str(settings.WAREHOUSES_FILE),
                 "WAREHOUSE_STATEMENT_TIMEOUT_S": str(TIMEOUT_S),
                 "CELERY_TASK_ALWAYS_EAGER": "true",
