@@ -525,7 +525,9 @@ def judge_summary(
     """Return every per-judge figure of the report for one judge column.
 
     `verdicts` and `cost_sum` cover all of the judge's verdicts, errors included (a fault
-    still costs a call); `latencies` is one value per verdict.
+    still costs a call); `latencies` is one value per verdict. `items` counts judged items,
+    `repeats` the most verdicts (errors included) the judge has on one item, and
+    `kappa_vs_gold` is `kappa_vs_gold` of its reject probabilities.
     """
     rejects = counts.rejects[:, column]
     accepts = counts.accepts[:, column]
