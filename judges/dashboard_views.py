@@ -181,9 +181,9 @@ def dashboard_ensemble(request, version_id: int):
     rule = request.GET.get("rule", "any")
     context = {"version": data.gold_set_version, "members": members, "rule": rule}
     try:
-        k = ensemble_k(rule, request.GET.get("k"), len(members))
-        if not members:
+        if rule in metrics.ENSEMBLE_RULES and not members:
             raise ValueError("Pick at least one judge.")
+        k = ensemble_k(rule, request.GET.get("k"), len(members))
         cost = options.generation_cost_usd
         context["result"] = ensemble_entry(data, members, rule, generation_cost_usd=cost, k=k)
         context["common_items"] = int(data.common_items.sum())
