@@ -1,10 +1,10 @@
 """Load a gold-set version's verdicts into arrays and build the calibration report from them.
 
-This is the one implementation behind the dashboard, `judge_report` and the JSON download.
-Loading takes one query per table (gold items, runs, judge versions) and two on verdicts:
-one row of two numbers per verdict, and one per-judge sum of costs done by the database
-(costs are Decimals; summing them in SQL spares a million Decimal objects). Every number is
-then computed by `judges.metrics` on the arrays.
+This is the one implementation behind the dashboard, `judge_report`, the JSON download and
+triage's calibration. Loading takes one query per table (gold items, runs, judge versions)
+and two on verdicts: one row of three numbers per verdict, and one per-judge sum of costs
+done by the database (costs are Decimals; summing them in SQL spares a million Decimal
+objects). Every number is then computed by `judges.metrics` on the arrays.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from django.db import connection
 from django.db.models import Count, Sum
 
 from judges import metrics
-from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
+from judges.models import JudgeVersion, Verdict
+from judges.selectors import RunSelection, calibration_run_ids
 from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
 
 
@@ -45,6 +46,7 @@ class CalibrationData:
 
     gold_set_version: GoldSetVersion
     run_ids: list[int]
+    selection: RunSelection
     query_ids: np.ndarray
     external_ids: list[str]
     is_wrong: np.ndarray
@@ -54,8 +56,10 @@ class CalibrationData:
     verdicts: np.ndarray
     cost_sum: np.ndarray
     latencies: list[np.ndarray]
-    item_latency: np.ndarray
+    # Per verdict row (in the version): item, column, decision code, draw key, latency.
+    rows: tuple[np.ndarray, ...] = field(default=(), repr=False)
     _probs: np.ndarray | None = field(default=None, repr=False)
+    _draws: metrics.DrawTable | None = field(default=None, repr=False)
 
     @property
     def probs(self) -> np.ndarray:
@@ -63,6 +67,34 @@ class CalibrationData:
         if self._probs is None:
             self._probs = metrics.reject_prob(self.counts)
         return self._probs
+
+    @property
+    def draws(self) -> metrics.DrawTable:
+        """Return the answered verdicts laid out as draws (for ensembles), built once."""
+        if self._draws is None:
+            item, column, decision, draw_key, latency = self.rows
+            self._draws = metrics.draws_from_rows(
+                item, column, decision, draw_key, latency, len(self.is_wrong), len(self.judges)
+            )
+        return self._draws
+
+    @property
+    def common_items(self) -> np.ndarray:
+        """Return True for items every judge of the selection judged (ensembles and Pareto use them)."""
+        if not self.judges:
+            return np.zeros(len(self.is_wrong), dtype=bool)
+        return ~np.isnan(self.probs).any(axis=1)
+
+    def runs_of_judges(self) -> list[list[int]]:
+        """Return, per judge column, the selected runs in which it has verdicts."""
+        _, column, _, draw_key, _ = self.rows
+        run_of_row = draw_key >> DRAW_RUN_SHIFT
+        result = [[] for _ in self.judges]
+        for run in self.run_ids:
+            present = np.bincount(column[run_of_row == run], minlength=len(self.judges)) > 0
+            for index in np.flatnonzero(present):
+                result[index].append(run)
+        return result
 
     @property
     def cost_per_verdict(self) -> np.ndarray:
@@ -81,9 +113,8 @@ class CalibrationData:
 
 def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int]:
     """Return the given runs on this version, or by default all its completed runs."""
-    runs = CalibrationRun.objects.filter(gold_set_version=gold_set_version)
-    runs = runs.filter(status=RunStatus.COMPLETED) if run_ids is None else runs.filter(pk__in=list(run_ids))
-    return sorted(runs.values_list("pk", flat=True))
+    selection = RunSelection(run_ids=tuple(sorted(int(i) for i in run_ids))) if run_ids is not None else None
+    return calibration_run_ids(gold_set_version=gold_set_version, selection=selection)
 
 
 def load_gold_items(gold_set_version: GoldSetVersion):
@@ -141,36 +172,45 @@ DECISION_SQL = (
 )
 # Packing (query, judge version, decision) into one int64 needs query id × span < 2**63.
 MAX_PACKING_SPAN = 2**24
+# A draw key orders a judge's verdicts on an item: run × 2**16 + repeat (repeats < 2**15).
+DRAW_RUN_SHIFT = 16
 
 
-def fetch_verdict_rows(run_ids: list[int], max_judge_version_id: int) -> tuple[np.ndarray, ...]:
-    """Fetch (query id, judge version id, decision code, latency) of the runs' verdicts.
+def verdict_rows_sql(run_ids: list[int], max_judge_version_id: int) -> tuple[str, tuple, int | None]:
+    """Return (SELECT, its column dtypes, packing span or None) of the report's verdict fetch.
 
-    One SELECT of two numbers per verdict: SQL packs query id, judge version id and a
-    decision code into one integer (query × span + judge × 4 + code), so the driver builds
-    two Python objects per row instead of four and no strings. Judge version ids too large
-    to pack fall back to three columns.
+    Three numbers per verdict: SQL packs query id, judge version id and a decision code
+    into one integer (query × span + judge × 4 + code), run and repeat into another, and
+    the latency. Judge version ids too large to pack fall back to a separate query id.
     """
-    if not run_ids:
-        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64)
     placeholders = ", ".join(["%s"] * len(run_ids))
     span = 1 << int(max_judge_version_id * 4 + 3).bit_length()
     table = Verdict._meta.db_table
+    draw = f"run_id * {1 << DRAW_RUN_SHIFT} + repeat"
+    where = f"FROM {table} WHERE run_id IN ({placeholders})"
     if span <= MAX_PACKING_SPAN:
-        sql = (
-            f"SELECT query_id * {span} + judge_version_id * 4 + {DECISION_SQL}, latency_ms "
-            f"FROM {table} WHERE run_id IN ({placeholders})"
-        )
-        packed, latency = fetch_columns(sql, run_ids, (np.int64, np.float64))
+        sql = f"SELECT query_id * {span} + judge_version_id * 4 + {DECISION_SQL}, {draw}, latency_ms {where}"
+        return sql, (np.int64, np.int64, np.float64), span
+    sql = f"SELECT query_id, judge_version_id * 4 + {DECISION_SQL}, {draw}, latency_ms {where}"
+    return sql, (np.int64, np.int64, np.int64, np.float64), None
+
+
+def fetch_verdict_rows(run_ids: list[int], max_judge_version_id: int) -> tuple[np.ndarray, ...]:
+    """Fetch (query id, judge version id, decision code, draw key, latency) of the runs' verdicts.
+
+    The driver builds three Python numbers per row and no strings (`verdict_rows_sql`).
+    """
+    if not run_ids:
+        empty = np.empty(0, np.int64)
+        return empty, empty, empty, empty, np.empty(0, np.float64)
+    sql, dtypes, span = verdict_rows_sql(run_ids, max_judge_version_id)
+    if span is not None:
+        packed, draw_key, latency = fetch_columns(sql, run_ids, dtypes)
         query_ids, judge_and_code = np.divmod(packed, span)
     else:
-        sql = (
-            f"SELECT query_id, judge_version_id * 4 + {DECISION_SQL}, latency_ms "
-            f"FROM {table} WHERE run_id IN ({placeholders})"
-        )
-        query_ids, judge_and_code, latency = fetch_columns(sql, run_ids, (np.int64, np.int64, np.float64))
+        query_ids, judge_and_code, draw_key, latency = fetch_columns(sql, run_ids, dtypes)
     judge_ids, codes = np.divmod(judge_and_code, 4)
-    return query_ids, judge_ids, codes, latency
+    return query_ids, judge_ids, codes, draw_key, latency
 
 
 def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float]]:
@@ -193,12 +233,24 @@ def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:
     return sorted(columns, key=lambda column: (column.name, column.number))
 
 
-def load_calibration(*, gold_set_version: GoldSetVersion, run_ids=None) -> CalibrationData:
-    """Load labels and verdicts of a gold-set version into arrays (one query per table)."""
-    runs = selected_run_ids(gold_set_version, run_ids)
+def load_calibration(
+    *, gold_set_version: GoldSetVersion, selection: RunSelection | None = None, run_ids=None
+) -> CalibrationData:
+    """Load labels and verdicts of a gold-set version into arrays (one query per table).
+
+    `selection` says which runs count (default: every completed run on the version);
+    `run_ids` is a shorthand for a selection of named runs. Raises ValueError for runs
+    that are not on the version.
+    """
+    if selection is None:
+        named = tuple(sorted(int(i) for i in run_ids)) if run_ids is not None else None
+        selection = RunSelection(run_ids=named)
+    runs = calibration_run_ids(gold_set_version=gold_set_version, selection=selection)
     query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version)
     costs = fetch_verdict_costs(runs)
-    query_of_row, judge_of_row, decision_of_row, latency_of_row = fetch_verdict_rows(runs, max(costs, default=0))
+    query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
+        runs, max(costs, default=0)
+    )
     item_of_row = np.searchsorted(query_ids, query_of_row)
     in_version = item_of_row < len(query_ids)
     in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]
@@ -206,15 +258,16 @@ def load_calibration(*, gold_set_version: GoldSetVersion, run_ids=None) -> Calib
     column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row[in_version])
     item_of_row = item_of_row[in_version]
     latency_of_row = latency_of_row[in_version]
+    decision_of_row = decision_of_row[in_version]
     n_items, n_judges = len(query_ids), len(judges)
-    counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row[in_version], n_items, n_judges)
+    counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row, n_items, n_judges)
     verdicts = np.array([costs.get(judge.id, (0, 0.0))[0] for judge in judges], dtype=np.int64)
     cost_sum = np.array([costs.get(judge.id, (0, 0.0))[1] for judge in judges], dtype=np.float64)
     latencies = split_by_column(latency_of_row, column_of_row, n_judges)
-    item_latency = mean_latency_per_cell(item_of_row, column_of_row, latency_of_row, n_items, n_judges)
     return CalibrationData(
         gold_set_version=gold_set_version,
         run_ids=runs,
+        selection=selection,
         query_ids=query_ids,
         external_ids=external_ids,
         is_wrong=is_wrong,
@@ -224,7 +277,7 @@ def load_calibration(*, gold_set_version: GoldSetVersion, run_ids=None) -> Calib
         verdicts=verdicts,
         cost_sum=cost_sum,
         latencies=latencies,
-        item_latency=item_latency,
+        rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row[in_version], latency_of_row),
     )
 
 
@@ -246,20 +299,8 @@ def split_by_column(values: np.ndarray, column_of_row, n_judges: int) -> list[np
     return [ordered[bounds[i] : bounds[i + 1]] for i in range(n_judges)]
 
 
-def mean_latency_per_cell(item_of_row, column_of_row, latency, n_items: int, n_judges: int) -> np.ndarray:
-    """Return the mean verdict latency per item × judge (NaN where the judge has none)."""
-    if not n_judges:
-        return np.empty((n_items, 0))
-    cell = np.asarray(column_of_row, dtype=np.int64) * n_items + item_of_row
-    size = n_items * n_judges
-    total = np.bincount(cell, weights=latency, minlength=size)
-    count = np.bincount(cell, minlength=size)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (total / count).reshape(n_judges, n_items).T
-
-
-def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float) -> dict:
-    """Return one judge version's entry of the report."""
+def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, runs: list[int] | None = None) -> dict:
+    """Return one judge version's entry of the report (`runs`: the selected runs it took part in)."""
     judge = data.judges[column]
     summary = metrics.judge_summary(
         data.counts,
@@ -273,15 +314,42 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float) 
     )
     entry = {"name": judge.name, "version": judge.number, "judge_version_id": judge.id}
     entry["simulated"] = judge.is_simulated
+    entry["runs"] = data.runs_of_judges()[column] if runs is None else runs
     entry.update(summary)
     return entry
+
+
+def sample_warnings(data: CalibrationData, judges: list[dict]) -> list[str]:
+    """Say when the judges compared rest on different item sets or different repeat counts."""
+    warnings = []
+    if len(judges) < 2:
+        return warnings
+    judged = ~np.isnan(data.probs)
+    if not (judged == judged[:, :1]).all():
+        listed = ", ".join(f"{j['name']} v{j['version']} {j['items']}" for j in judges)
+        warnings.append(
+            f"The judges rest on different item sets (items judged: {listed}). Each judge's rates use "
+            f"its own items, pairs the items both judged, and ensembles and the Pareto chart the "
+            f"{int(data.common_items.sum())} items every judge judged."
+        )
+    if len({j["repeats"] for j in judges}) > 1:
+        listed = ", ".join(f"{j['name']} v{j['version']} {j['repeats']}" for j in judges)
+        warnings.append(
+            f"The judges rest on different repeat counts (most verdicts on one item: {listed}); "
+            f"flip rates and interval widths are not comparable between them."
+        )
+    return warnings
 
 
 def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0, baseline: str | None = None) -> dict:
     """Build the report dict (the JSON contract of `judge_report`) from loaded arrays."""
     total = len(data.is_wrong)
     wrong = int(data.is_wrong.sum())
-    judges = [judge_entry(data, column, generation_cost_usd) for column in range(len(data.judges))]
+    runs_of_judges = data.runs_of_judges()
+    judges = [
+        judge_entry(data, column, generation_cost_usd, runs=runs_of_judges[column])
+        for column in range(len(data.judges))
+    ]
     add_break_even(data, judges, baseline, wrong_share=wrong / total if total else 0.0)
     pairs = []
     for a, b in itertools.combinations(range(len(data.judges)), 2):
@@ -300,9 +368,16 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
         "gold_set": version.gold_set.name,
         "version": version.number,
         "runs": data.run_ids,
+        "run_selection": data.selection.as_dict(),
         "generation_cost_usd": generation_cost_usd,
         "baseline": baseline,
         "items": {"total": total, "wrong": wrong, "correct": total - wrong},
+        "common_items": {
+            "items": int(data.common_items.sum()),
+            "wrong": int((data.common_items & data.is_wrong).sum()),
+            "rule": "items every judge of the selection judged (ensembles and the Pareto chart)",
+        },
+        "warnings": sample_warnings(data, judges),
         "judges": judges,
         "pairs": pairs,
     }
@@ -331,33 +406,39 @@ def build_report(
     generation_cost_usd: float = 0.0,
     baseline: str | None = None,
     run_ids=None,
+    selection: RunSelection | None = None,
 ) -> dict:
     """Load a gold-set version's verdicts and return the calibration report dict.
 
     `baseline` names a judge ("name" or "name:N") for break-even costs; `run_ids` limits
-    the runs (default: every completed run on the version). Raises ValueError when the
-    baseline judge has no verdicts there.
+    the runs to named ones, `selection` chooses them by ids and dates (default: every
+    completed run on the version). Raises ValueError when the baseline judge has no
+    verdicts there or a named run is not on the version.
     """
-    data = load_calibration(gold_set_version=gold_set_version, run_ids=run_ids)
+    data = load_calibration(gold_set_version=gold_set_version, selection=selection, run_ids=run_ids)
     return report_from_data(data, generation_cost_usd=generation_cost_usd, baseline=baseline)
 
 
 def ensemble_entry(
     data: CalibrationData, members: list[int], rule: str, *, generation_cost_usd: float = 0.0, k: int | None = None
 ) -> dict:
-    """Return an ensemble's metrics over the judge columns `members`."""
+    """Return an ensemble's metrics over the judge columns `members`, on single draws and common items.
+
+    Raises ValueError for an unknown rule or a k outside 1..len(members).
+    """
     result = metrics.ensemble_metrics(
-        data.probs,
+        data.draws,
         data.is_wrong,
         members,
         rule,
+        items=data.common_items,
         cost_per_verdict=data.cost_per_verdict,
-        item_latency=data.item_latency,
         generation_cost=generation_cost_usd,
         k=k,
     )
     result["members"] = [data.judges[i].label for i in members]
     result["rule"] = rule
+    result["description"] = metrics.ensemble_description(result["members"], rule, k)
     return result
 
 
@@ -371,15 +452,18 @@ def ensembles_up_to(
 ) -> list[dict]:
     """Score every ensemble of up to `max_size` judges; mark the Pareto frontier.
 
-    Points above the false-reject ceiling are kept but flagged `over_ceiling` and left off
-    the frontier, which runs over cost per accepted (lower) and catch rate (higher).
+    Every point is scored on the same items (`CalibrationData.common_items`). Points above
+    the false-reject ceiling are kept but flagged `over_ceiling` and left off the frontier,
+    which runs over cost per accepted (lower) and catch rate (higher).
     """
     points = []
     for size in range(1, min(max_size, len(data.judges)) + 1):
         for members in itertools.combinations(range(len(data.judges)), size):
             for rule in rules if size > 1 else ("any",):
                 entry = ensemble_entry(data, list(members), rule, generation_cost_usd=generation_cost_usd)
-                entry["rule"] = rule if size > 1 else "single"
+                if size == 1:
+                    entry["rule"] = "single"
+                    entry["description"] = metrics.ensemble_description(entry["members"], "single")
                 entry["over_ceiling"] = (entry["false_reject_rate"] or 0) > false_reject_ceiling
                 points.append(entry)
     eligible = [
@@ -395,3 +479,30 @@ def ensembles_up_to(
     for point, on_frontier in zip(eligible, frontier, strict=True):
         point["pareto"] = on_frontier
     return points
+
+
+def marginal_values(data: CalibrationData, members: list[int], generation_cost_usd: float) -> list[dict]:
+    """Return, for each judge not in the ensemble, extra errors caught per extra dollar ("any" rule).
+
+    Per output: wrong share × Δ catch rate ÷ Δ cost per accepted output, on the common items.
+    """
+    base = ensemble_entry(data, members, "any", generation_cost_usd=generation_cost_usd)
+    common = data.common_items
+    wrong_share = float(data.is_wrong[common].mean()) if common.any() else 0.0
+    rows = []
+    for column in range(len(data.judges)):
+        if column in members:
+            continue
+        grown = ensemble_entry(data, [*members, column], "any", generation_cost_usd=generation_cost_usd)
+        extra_catch = (grown["catch_rate"] or 0) - (base["catch_rate"] or 0)
+        extra_cost = (grown["cost_per_accepted_usd"] or 0) - (base["cost_per_accepted_usd"] or 0)
+        rows.append(
+            {
+                "judge": data.judges[column],
+                "extra_catch_rate": extra_catch,
+                "extra_false_reject_rate": (grown["false_reject_rate"] or 0) - (base["false_reject_rate"] or 0),
+                "extra_cost_per_accepted_usd": extra_cost,
+                "catches_per_dollar": wrong_share * extra_catch / extra_cost if extra_cost > 0 else None,
+            }
+        )
+    return sorted(rows, key=lambda row: -(row["catches_per_dollar"] or 0))

@@ -18,3 +18,9 @@ def test_a_name_with_spaces_becomes_one_token():
         {"name": "fan-out probe p50, demo (PG)", "value": 15.0, "unit": "ms", "target_op": "<", "target": 100}
     )
     assert line == "fan_out_probe_p50_demo_pg 15 ms (target < 100)"
+
+
+def test_a_measurement_without_a_target_is_informational_and_never_met():
+    line, met = result_line({"name": "fill seconds", "value": 12.5, "unit": "s"})
+    assert met is None
+    assert line == "fill_seconds 12.5 s (informational)"

@@ -1,6 +1,7 @@
 """The live error rate and judge drift: pure functions over counts and arrays.
 
 Nothing here touches the database; `triage.monitoring` loads the numbers and calls these.
+Calibrated rates and their Wilson intervals come from the judges report (`judges.metrics`).
 
 Two estimates of the share of live queries that are wrong:
 
@@ -22,8 +23,6 @@ judge look far better at catching than it is.
 from dataclasses import dataclass
 
 import numpy as np
-
-Z95 = 1.959963984540054
 
 
 @dataclass(frozen=True)
@@ -53,27 +52,29 @@ def rogan_gladen_interval(
     *,
     flagged: int,
     judged: int,
-    caught: int,
+    catch_rate: float | None,
     wrong: int,
-    false_rejects: int,
+    false_reject_rate: float | None,
     correct: int,
     draws: int = 2000,
     seed: int = 0,
 ) -> Interval:
     """Return the corrected prevalence with a 95% bootstrap interval.
 
-    `flagged` of `judged` live queries were flagged; on calibration the judge caught
-    `caught` of `wrong` wrong queries and rejected `false_rejects` of `correct` ones.
-    Each draw resamples all three proportions, so the interval carries the calibration's
-    uncertainty as well as the live sample's.
+    `flagged` of `judged` live queries were flagged; on calibration the judge's catch rate
+    was `catch_rate` on `wrong` judged wrong items and its false-reject rate
+    `false_reject_rate` on `correct` judged correct ones (the report's figures: means of
+    reject probabilities, so not necessarily whole counts). Each draw resamples all three
+    proportions, so the interval carries the calibration's uncertainty as well as the
+    live sample's.
     """
-    if judged == 0 or wrong == 0 or correct == 0:
+    if judged == 0 or wrong == 0 or correct == 0 or catch_rate is None or false_reject_rate is None:
         return Interval(None, None, None)
-    point = rogan_gladen(flagged / judged, caught / wrong, false_rejects / correct)
+    point = rogan_gladen(flagged / judged, catch_rate, false_reject_rate)
     rng = np.random.default_rng(seed)
     f = rng.binomial(judged, flagged / judged, draws) / judged
-    c = rng.binomial(wrong, caught / wrong, draws) / wrong
-    r = rng.binomial(correct, false_rejects / correct, draws) / correct
+    c = rng.binomial(wrong, catch_rate, draws) / wrong
+    r = rng.binomial(correct, false_reject_rate, draws) / correct
     spread = c - r
     usable = spread > 0
     if not usable.any():
@@ -116,17 +117,6 @@ def stratified_error_rate(
     u_draws = rng.binomial(audit_wrong.size, u_point, draws) / max(audit_wrong.size, 1)
     low, high = np.quantile(combine(f_draws, u_draws), [0.025, 0.975])
     return Interval(float(combine(f_point, u_point)), float(low), float(high))
-
-
-def wilson_interval(successes: int, trials: int) -> Interval:
-    """Return a proportion with its 95% Wilson score interval (sound at small n and at 0 or 1)."""
-    if trials == 0:
-        return Interval(None, None, None)
-    p = successes / trials
-    denom = 1 + Z95**2 / trials
-    centre = (p + Z95**2 / (2 * trials)) / denom
-    half = Z95 * np.sqrt(p * (1 - p) / trials + Z95**2 / (4 * trials**2)) / denom
-    return Interval(p, float(max(0.0, centre - half)), float(min(1.0, centre + half)))
 
 
 @dataclass(frozen=True)

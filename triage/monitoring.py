@@ -1,7 +1,11 @@
 """Monitoring of live judges: load calibration and fresh labels, estimate, alert.
 
 The arithmetic lives in `triage.estimates`; this module only loads numbers from the
-database, calls it, stores an `EstimateSnapshot` and raises `Alert`s.
+database, calls it, stores an `EstimateSnapshot` and raises `Alert`s. A live judge's
+calibrated catch and false-reject rates are its figures in the judges report
+(`judges.report`, same selector and definitions as the dashboard): on the gold-set version
+of its latest completed calibration run, over every completed run on that version
+(`CALIBRATION_RULE`, stated on the triage dashboard).
 """
 
 import json
@@ -12,63 +16,78 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
+from django.db.models import Count, Max
 
+from judges.models import CalibrationRun, Decision, Verdict
+from judges.report import judge_entry, load_calibration
+from judges.selectors import calibration_runs_of_judge
 from triage import estimates
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
 
 logger = logging.getLogger("triage.monitoring")
 
 
+CALIBRATION_RULE = (
+    "Calibrated rates are each judge's figures in the judges report on the gold-set version of its latest "
+    "completed calibration run, over every completed run on that version (all repeats), as the comparison "
+    "dashboard shows them by default."
+)
+
+
 @dataclass(frozen=True)
 class Calibration:
-    caught: int
-    wrong: int
-    false_rejects: int
-    correct: int
+    """A live judge's calibrated rates, as the judges report states them."""
+
+    catch: estimates.Interval
+    false_reject: estimates.Interval
+    wrong: int  # judged wrong items behind the catch rate
+    correct: int  # judged correct items behind the false-reject rate
     model: str
     calibrated_at: object  # datetime or None
-
-    @property
-    def catch(self) -> estimates.Interval:
-        return estimates.wilson_interval(self.caught, self.wrong)
-
-    @property
-    def false_reject(self) -> estimates.Interval:
-        return estimates.wilson_interval(self.false_rejects, self.correct)
+    gold_set_version: str
+    runs: list[int]
 
 
-def load_calibration(judge_version) -> Calibration | None:
-    """Count the judge's catches and false rejects on its latest completed calibration run."""
-    from judges.models import CalibrationRun, Decision, RunStatus, Verdict
-    from labelling.models import GoldSetVersionItem
-
-    run = (
-        CalibrationRun.objects.filter(judge_versions=judge_version, status=RunStatus.COMPLETED)
-        .order_by("-finished_at", "-created_at")
-        .first()
-    )
-    if run is None:
+def calibration_for_live_judge(judge_version) -> Calibration | None:
+    """Return the judge version's calibrated rates from the report (None without a completed run)."""
+    version, run_ids = calibration_runs_of_judge(judge_version=judge_version)
+    if version is None:
         return None
-    truth = dict(GoldSetVersionItem.objects.filter(version=run.gold_set_version_id).values_list("query_id", "decision"))
-    counts = Counter()
-    models = Counter()
-    for query_id, decision, model in Verdict.objects.filter(run=run, judge_version=judge_version, repeat=0).values_list(
-        "query_id", "decision", "model_reported"
-    ):
-        label = truth.get(query_id)
-        if decision == Decision.ERROR or label not in ("wrong", "correct"):
-            continue
-        counts[(label, decision == Decision.REJECT)] += 1
-        if model:
-            models[model] += 1
-    return Calibration(
-        caught=counts[("wrong", True)],
-        wrong=counts[("wrong", True)] + counts[("wrong", False)],
-        false_rejects=counts[("correct", True)],
-        correct=counts[("correct", True)] + counts[("correct", False)],
-        model=models.most_common(1)[0][0] if models else "",
-        calibrated_at=run.finished_at or run.created_at,
+    data = load_calibration(gold_set_version=version)
+    column = next((i for i, judge in enumerate(data.judges) if judge.id == judge_version.pk), None)
+    if column is None:
+        return None
+    entry = judge_entry(data, column, 0.0)
+    runs = entry["runs"]
+    models = Counter(
+        dict(
+            Verdict.objects.filter(run_id__in=runs, judge_version=judge_version)
+            .exclude(decision=Decision.ERROR)
+            .exclude(model_reported="")
+            .values_list("model_reported")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
     )
+    finished = CalibrationRun.objects.filter(pk__in=runs).aggregate(
+        finished=Max("finished_at"), created=Max("created_at")
+    )
+    return Calibration(
+        catch=as_interval(entry["catch_rate"], entry["catch_rate_ci95"]),
+        false_reject=as_interval(entry["false_reject_rate"], entry["false_reject_rate_ci95"]),
+        wrong=entry["judged_wrong"],
+        correct=entry["judged_correct"],
+        model=models.most_common(1)[0][0] if models else "",
+        calibrated_at=finished["finished"] or finished["created"],
+        gold_set_version=str(version),
+        runs=runs,
+    )
+
+
+def as_interval(rate: float | None, interval) -> estimates.Interval:
+    if rate is None:
+        return estimates.Interval(None, None, None)
+    return estimates.Interval(rate, interval[0], interval[1])
 
 
 @dataclass(frozen=True)
@@ -164,7 +183,7 @@ def send_alert(*, kind: str, judge_version, message: str, details: dict) -> Aler
 
 def monitor_judge(judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]:
     """Re-measure one live judge, store its estimates, and alert on drift or a model change."""
-    calibration = load_calibration(judge_version)
+    calibration = calibration_for_live_judge(judge_version)
     since = calibration.calibrated_at if calibration else None
     sample = load_live_sample(judge_version, since)
     weights = estimates.inverse_probability_weights(
@@ -185,9 +204,9 @@ def monitor_judge(judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]
         corrected = estimates.rogan_gladen_interval(
             flagged=sample.flagged_by_judge,
             judged=sample.judged,
-            caught=calibration.caught,
+            catch_rate=calibration.catch.estimate,
             wrong=calibration.wrong,
-            false_rejects=calibration.false_rejects,
+            false_reject_rate=calibration.false_reject.estimate,
             correct=calibration.correct,
         )
         checks = [
@@ -242,6 +261,8 @@ def monitor_judge(judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]
             "unflagged_total": sample.unflagged_total,
             "flagged_share_labelled": sample.flagged_share_labelled,
             "audit_share_labelled": sample.audit_share_labelled,
+            "calibration_gold_set_version": calibration.gold_set_version if calibration else None,
+            "calibration_runs": calibration.runs if calibration else [],
         },
     )
     return snapshot, [a for a in alerts if a is not None]

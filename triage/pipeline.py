@@ -16,6 +16,8 @@ from django.conf import settings
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
+from judges.metrics import majority_rejects
+
 logger = logging.getLogger(__name__)
 
 FANOUT_DETECTOR = "fanout_detector"
@@ -77,7 +79,7 @@ def judges_flag(rule: FlagRuleSpec, answered: int, rejects: int) -> bool:
     if rule.rule == "any":
         return rejects >= 1
     if rule.rule == "majority":
-        return answered > 0 and rejects * 2 > answered
+        return bool(majority_rejects(rejects, answered))  # the product's one tie rule
     if rule.rule == "k_of_n":
         return rejects >= rule.k
     return False  # verifier_only

@@ -15,6 +15,7 @@ from triage.models import (
     TriageItem,
     TriageStatus,
 )
+from triage.monitoring import CALIBRATION_RULE
 from triage.services import claimable_q, current_policy
 
 
@@ -198,6 +199,7 @@ def dashboard_figures() -> dict:
         "precision": judge_live_precision(since=week),
         "alerts": Alert.objects.filter(acknowledged_at__isnull=True).select_related("judge_version__judge")[:20],
         "estimates": EstimateSnapshot.objects.select_related("judge_version__judge")[:60],
+        "calibration_rule": CALIBRATION_RULE,
         "estimate_series": estimate_series(),
     }
 

@@ -127,7 +127,7 @@ def test_clicking_a_heatmap_cell_lists_wrong_items_both_judges_miss(client_for, 
     url = reverse("judges:dashboard-missed", args=[version.pk])
     html = client_for("ml_engineer").get(url, {"judge": [ids["alpha"], ids["beta"]]}).content.decode()
     # alpha misses q001, q002; beta misses q000, q002: both miss only q002.
-    assert "1 wrong item missed by all of" in html
+    assert "missed by all of" in html and "over 1 item" in html
     assert "q002" in html and "q001" not in html
 
 
@@ -161,5 +161,5 @@ def test_ensemble_explorer_scores_every_rule(client_for, version, rule):
     response = client_for("ml_engineer").get(url, {"judge": ids, "rule": rule, "k": "2"})
     html = response.content.decode()
     assert response.status_code == 200
-    assert f'<span class="badge">{rule}</span>' in html
+    assert f'<span class="badge">{rule}' in html
     assert 'class="error"' not in html

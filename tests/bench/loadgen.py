@@ -12,9 +12,11 @@ bursts of CLIENTS; a post sent late (its connection was still waiting for an ans
 timed from when it was due, so a slow server shows its queue in the latencies instead of
 hiding it (coordinated omission).
 
-Usage: python -m tests.bench.loadgen PORT TOKEN SECONDS CLIENTS RATE TAG QUERIES_JSONL WAREHOUSE
+Usage: python -m tests.bench.loadgen PORT TOKEN SECONDS CLIENTS RATE TAG QUERIES_JSONL WAREHOUSE [GET_PATH]
 RATE is the total posts per second to aim for (0 = as fast as the server answers);
 QUERIES_JSONL is a gold-set file whose SQL is posted in turn (labelling/data/demo_gold.jsonl).
+With GET_PATH it GETs that path instead (a 200 counts), the baseline of what the same
+server answers for a bare JSON endpoint.
 Prints one JSON line: {"latencies_ms": [...], "errors": N, "ids": [...], "posted_at": [...]}.
 """
 
@@ -82,8 +84,11 @@ async def client(n: int, args, start_at: float, stop_at: float, interval: float,
             delay = next_at - time.monotonic()
             if delay > 0:
                 await asyncio.sleep(delay)
-        query = args["queries"][(n * 7919 + i) % len(args["queries"])]
-        payload = request_bytes(token, f"bench-{tag}-{n}-{i}", query, args["warehouse"])
+        if args["get_path"]:
+            payload = f"GET {args['get_path']} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        else:
+            query = args["queries"][(n * 7919 + i) % len(args["queries"])]
+            payload = request_bytes(token, f"bench-{tag}-{n}-{i}", query, args["warehouse"])
         # A post that leaves late because this connection's previous answer was slow is
         # timed from when it was due, so a slow server cannot hide its queue (coordinated omission).
         started = min(time.monotonic(), next_at) if interval else time.monotonic()
@@ -98,7 +103,9 @@ async def client(n: int, args, start_at: float, stop_at: float, interval: float,
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             i += 1
             continue
-        if status == 202:
+        if args["get_path"] and status == 200:
+            out["latencies_ms"].append((time.monotonic() - started) * 1000)
+        elif status == 202:
             out["latencies_ms"].append((time.monotonic() - started) * 1000)
             out["ids"].append(json.loads(body)["id"])
             out["posted_at"].append(posted_at)
@@ -120,6 +127,7 @@ async def main(args) -> dict:
 
 if __name__ == "__main__":
     port, token, seconds, clients, rate, tag, queries, warehouse = sys.argv[1:9]
+    get_path = sys.argv[9] if len(sys.argv) > 9 else ""
     result = asyncio.run(
         main(
             {
@@ -131,6 +139,7 @@ if __name__ == "__main__":
                 "tag": tag,
                 "queries": live_queries(queries),
                 "warehouse": warehouse,
+                "get_path": get_path,
             }
         )
     )

@@ -1,8 +1,9 @@
 """Run every benchmark under tests/bench/ and print one line per result.
 
-Each `bench_*.py` module exposes `run() -> list[dict]` with keys name, value, unit,
-target_op ("<=" / ">=" / "<" / ">") and target. Lines read
-`<name> <value> <unit> (target <op> <value>)`, then a summary `N met, M missed`.
+Each `bench_*.py` module exposes `run() -> list[dict]` with keys name, value, unit, and
+for a result with a target target_op ("<=" / ">=" / "<" / ">") and target. Lines read
+`<name> <value> <unit> (target <op> <value>)`, or `<name> <value> <unit> (informational)`
+for a measurement without a target; the summary `N met, M missed` counts only targets.
 It measures, it does not gate: the exit code is 0 even when a target is missed, and
 non-zero only when a benchmark itself crashed.
 """
@@ -30,7 +31,11 @@ def metric_name(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
-def result_line(result: dict) -> tuple[str, bool]:
+def result_line(result: dict) -> tuple[str, bool | None]:
+    """Return the result's line and whether it met its target (None: informational, no target)."""
+    if result.get("target_op") is None or result.get("target") is None:
+        line = f"{metric_name(result['name'])} {format_value(result['value'])} {result['unit'].replace(' ', '_')}"
+        return line + " (informational)", None
     met = OPS[result["target_op"]](result["value"], result["target"])
     line = (
         f"{metric_name(result['name'])} {format_value(result['value'])} {result['unit'].replace(' ', '_')} "
@@ -53,7 +58,7 @@ def main(argv: list[str]) -> int:
 
     django.setup()
     only = set(argv[1:]) or None
-    met = missed = crashed = 0
+    met = missed = crashed = informational = 0
     for name in bench_modules(only):
         try:
             module = importlib.import_module(f"tests.bench.{name}")
@@ -66,8 +71,15 @@ def main(argv: list[str]) -> int:
         for result in results:
             line, ok = result_line(result)
             print(line, flush=True)
+            if ok is None:
+                informational += 1
+                continue
             met, missed = met + ok, missed + (not ok)
-    print(f"{met} met, {missed} missed" + (f", {crashed} crashed" if crashed else ""))
+    print(
+        f"{met} met, {missed} missed"
+        + (f", {crashed} crashed" if crashed else "")
+        + (f" ({informational} informational, not counted)" if informational else "")
+    )
     return 1 if crashed else 0
 
 

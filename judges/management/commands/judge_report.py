@@ -7,12 +7,16 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from judges.report import build_report
+from judges.selectors import run_selection_parse
 from labelling.models import GoldSetVersion
 
 # Scalar judge columns for CSV and the table, in contract order.
 JUDGE_COLUMNS = [
     "name",
     "version",
+    "runs",
+    "items",
+    "repeats",
     "verdicts",
     "errors",
     "unjudged",
@@ -22,6 +26,7 @@ JUDGE_COLUMNS = [
     "false_reject_rate_ci95",
     "flag_rate",
     "flip_rate",
+    "kappa_vs_gold",
     "cost_per_verdict_usd",
     "attempts_per_accepted",
     "cost_per_accepted_usd",
@@ -31,6 +36,9 @@ JUDGE_COLUMNS = [
 ]
 TABLE_COLUMNS = [
     ("judge", lambda j: f"{j['name']} v{j['version']}" + (" [simulated]" if j.get("simulated") else "")),
+    ("runs", lambda j: ",".join(map(str, j["runs"])) or "-"),
+    ("items", lambda j: str(j["items"])),
+    ("repeats", lambda j: str(j["repeats"])),
     ("verdicts", lambda j: str(j["verdicts"])),
     ("errors", lambda j: str(j["errors"])),
     ("unjudged", lambda j: str(j["unjudged"])),
@@ -38,6 +46,7 @@ TABLE_COLUMNS = [
     ("false reject", lambda j: percent_with_interval(j["false_reject_rate"], j["false_reject_rate_ci95"])),
     ("flag", lambda j: percent(j["flag_rate"])),
     ("flip", lambda j: percent(j["flip_rate"])),
+    ("kappa", lambda j: "-" if j["kappa_vs_gold"] is None else f"{j['kappa_vs_gold']:.3f}"),
     ("$/verdict", lambda j: money(j["cost_per_verdict_usd"])),
     ("$/accepted", lambda j: money(j["cost_per_accepted_usd"])),
     ("break-even $", lambda j: money(j["break_even_error_cost_usd"])),
@@ -80,6 +89,8 @@ def report_as_csv(report: dict) -> str:
             value = judge[column]
             if column.endswith("_ci95"):
                 row += list(value) if value else ["", ""]
+            elif column == "runs":
+                row.append(";".join(map(str, value)))
             else:
                 row.append("" if value is None else value)
         row += [
@@ -95,8 +106,10 @@ def report_as_table(report: dict) -> str:
     items = report["items"]
     lines = [
         f"{report['gold_set']} v{report['version']}: {items['total']} items "
-        f"({items['wrong']} wrong, {items['correct']} correct), runs {report['runs']}"
+        f"({items['wrong']} wrong, {items['correct']} correct); {report['run_selection']['rule']}: "
+        f"runs {', '.join(map(str, report['runs'])) or 'none'}"
     ]
+    lines += [f"warning: {warning}" for warning in report["warnings"]]
     rows = [[title for title, _ in TABLE_COLUMNS]] + [[cell(j) for _, cell in TABLE_COLUMNS] for j in report["judges"]]
     widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
     lines += ["  ".join(value.ljust(width) for value, width in zip(row, widths, strict=True)) for row in rows]
@@ -126,16 +139,25 @@ class Command(BaseCommand):
         parser.add_argument("--generation-cost", type=float, default=0.0, help="USD per generation attempt.")
         parser.add_argument("--baseline", help='Judge to price against: "name" or "name:N".')
         parser.add_argument("--format", choices=["json", "csv", "table"], default="json")
+        parser.add_argument("--runs", help="Only these calibration runs, e.g. 3,4 (default: every completed run).")
+        parser.add_argument("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
+        parser.add_argument("--until", help="Only runs created on or before this date (YYYY-MM-DD).")
 
-    def handle(self, *args, gold_set, version, generation_cost, baseline, format, **options):
+    def handle(self, *args, gold_set, version, generation_cost, baseline, format, runs, since, until, **options):
         if generation_cost < 0:
             raise CommandError("--generation-cost must not be negative")
+        try:
+            selection = run_selection_parse(runs=runs, since=since, until=until)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
         versions = GoldSetVersion.objects.filter(gold_set__name=gold_set).select_related("gold_set")
         chosen = versions.filter(number=version).first() if version else versions.order_by("-number").first()
         if chosen is None:
             raise CommandError(f"gold set {gold_set!r} has no version {version or '(none published)'}")
         try:
-            report = build_report(gold_set_version=chosen, generation_cost_usd=generation_cost, baseline=baseline)
+            report = build_report(
+                gold_set_version=chosen, generation_cost_usd=generation_cost, baseline=baseline, selection=selection
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if format == "json":

@@ -1,0 +1,185 @@
+"""Chart geometry for the comparison dashboard: figures in, SVG coordinates out.
+
+No figure is computed here: every value comes from `judges.report` / `judges.metrics`;
+these functions only place it (server-rendered SVG, no JavaScript needed).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+CHART_WIDTH, CHART_HEIGHT, MARGIN = 640, 300, 48
+PALETTE = ["#2450a6", "#b42318", "#1f7a4d", "#b54708", "#6941c6", "#0e7090", "#c11574", "#4e5ba6", "#667085"]
+UPSET_COLUMNS = 15
+
+
+def scale(value: float, low: float, high: float, out_low: float, out_high: float) -> float:
+    if high <= low:
+        return (out_low + out_high) / 2
+    return round(out_low + (value - low) / (high - low) * (out_high - out_low), 1)
+
+
+def heatmap(judges, pairs: list[dict], key: str) -> dict:
+    """Return the cells of a judges × judges heatmap of a pair figure (diagonal left blank).
+
+    `judges` are the report's judge columns, `pairs` the report's pairs in combination order.
+    """
+    n = len(judges)
+    values = {}
+    for (a, b), pair in zip(itertools.combinations(range(n), 2), pairs, strict=True):
+        values[(a, b)] = values[(b, a)] = pair[key]
+    top = max([v for v in values.values() if v is not None] or [1.0]) or 1.0
+    size = 44
+    cells = []
+    for a in range(n):
+        for b in range(n):
+            value = values.get((a, b))
+            cells.append(
+                {
+                    "x": 150 + b * size,
+                    "y": 10 + a * size,
+                    "size": size - 2,
+                    "value": value,
+                    "text": "" if value is None else (f"{value:.2f}" if key == "miss_jaccard" else f"{value:.1f}"),
+                    "opacity": 0 if value is None else round(0.12 + 0.88 * value / top, 3),
+                    "query": f"judge={judges[a].id}&judge={judges[b].id}" if a != b else "",
+                    "title": f"{judges[a].label} × {judges[b].label}",
+                    "pair": (judges[a].id, judges[b].id),
+                }
+            )
+    labels = [{"y": 10 + i * size + size / 2, "text": judge.label} for i, judge in enumerate(judges)]
+    columns = [{"x": 150 + i * size + size / 2, "text": f"{i + 1}"} for i in range(n)]
+    return {
+        "key": key,
+        "title": "Both missed (expected count)" if key == "both_missed" else "Miss-set Jaccard",
+        "cells": cells,
+        "labels": labels,
+        "columns": columns,
+        # Column numbers under the grid match the numbered row labels.
+        "column_label_y": 10 + n * size + 14,
+        "width": 160 + n * size,
+        "height": 30 + n * size,
+    }
+
+
+def upset_chart(judges, patterns: dict[tuple[bool, ...], float]) -> dict:
+    """Return an UpSet-style chart of expected miss-pattern sizes (`metrics.miss_patterns`).
+
+    Bars are the largest UPSET_COLUMNS patterns in which at least one judge misses; the
+    chart also carries the expected number missed by at least one judge and caught by all.
+    """
+    missed = sorted(
+        ((pattern, size) for pattern, size in patterns.items() if any(pattern)), key=lambda entry: (-entry[1], entry[0])
+    )
+    top = missed[:UPSET_COLUMNS]
+    n = len(judges)
+    column_width, row_height, bar_height, left = 34, 22, 140, 150
+    peak = max([size for _, size in top] or [1.0]) or 1.0
+    columns = []
+    for index, (pattern, size) in enumerate(top):
+        x = left + index * column_width
+        height = round(bar_height * size / peak, 1)
+        members = [i for i, flag in enumerate(pattern) if flag]
+        columns.append(
+            {
+                "x": x,
+                # 20 px of headroom keeps the count above the tallest bar inside the chart.
+                "bar_y": 20 + bar_height - height,
+                "bar_height": height,
+                "count": size,
+                "text": f"{size:.1f}",
+                "dots": [{"y": 30 + bar_height + i * row_height, "filled": bool(pattern[i])} for i in range(n)],
+                "line": (30 + bar_height + members[0] * row_height, 30 + bar_height + members[-1] * row_height),
+                "query": "&".join(f"judge={judges[i].id}" for i in members) + "&exact=1",
+                "title": " + ".join(judges[i].label for i in members) + f": {size:.2f} wrong items (expected)",
+            }
+        )
+    labels = [{"y": 34 + bar_height + i * row_height, "text": judge.label} for i, judge in enumerate(judges)]
+    caught_pattern = tuple([False] * n)
+    return {
+        "columns": columns,
+        "labels": labels,
+        "width": left + max(len(top), 1) * column_width + 10,
+        "height": 40 + bar_height + n * row_height,
+        "missed_by_any": float(sum(size for _, size in missed)),
+        "caught_by_all": float(patterns.get(caught_pattern, 0.0)) if n else 0.0,
+        "shown": float(sum(size for _, size in top)),
+        "patterns": len(missed),
+    }
+
+
+def ensemble_scatter(points: list[dict]) -> dict:
+    """Place ensembles (`report.ensembles_up_to`) on cost per accepted × catch rate, with the frontier."""
+    shown = [dict(p) for p in points if p["cost_per_accepted_usd"] is not None and p["catch_rate"] is not None]
+    if not shown:
+        return {"points": [], "frontier": "", "ticks_x": [], "ticks_y": []}
+    costs = [p["cost_per_accepted_usd"] for p in shown]
+    low, high = min(costs), max(costs)
+    left, right, top, bottom = MARGIN + 20, CHART_WIDTH - 20, 20, CHART_HEIGHT - MARGIN
+    for p in shown:
+        p["cx"] = scale(p["cost_per_accepted_usd"], low, high, left, right)
+        p["cy"] = scale(p["catch_rate"], 0, 1, bottom, top)
+        p["name"] = f"{' + '.join(p['members'])} ({p['rule']})"
+    frontier = sorted((p for p in shown if p["pareto"]), key=lambda p: p["cost_per_accepted_usd"])
+    tick_values = np.linspace(low, high, 5 if high > low else 1)
+    ticks_x = [{"x": scale(v, low, high, left, right), "text": f"${v:.4f}"} for v in tick_values]
+    ticks_y = [{"y": scale(v, 0, 1, bottom, top), "text": f"{v:.0%}"} for v in (0, 0.25, 0.5, 0.75, 1)]
+    return {
+        "points": shown,
+        "frontier": " ".join(f"{p['cx']},{p['cy']}" for p in frontier),
+        "frontier_points": frontier,
+        "ticks_x": ticks_x,
+        "ticks_y": ticks_y,
+        "width": CHART_WIDTH,
+        "height": CHART_HEIGHT,
+        "bottom": bottom,
+        "left": left,
+    }
+
+
+def error_class_chart(report: dict) -> dict:
+    """Return a grouped bar chart: per error class, one bar per judge with its 95% whiskers."""
+    classes = sorted({slug for judge in report["judges"] for slug in judge["catch_rate_by_error_class"]})
+    n = max(len(report["judges"]), 1)
+    group_width = max(110, 14 * n + 20)
+    bar = (group_width - 20) / n
+    bottom, top, left = CHART_HEIGHT - MARGIN, 20, MARGIN + 10
+    groups = []
+    for g, slug in enumerate(classes):
+        bars = []
+        for j, judge in enumerate(report["judges"]):
+            rate = judge["catch_rate_by_error_class"].get(slug)
+            interval = judge["catch_rate_by_error_class_ci95"].get(slug)
+            if rate is None:
+                continue
+            x = left + g * group_width + 10 + j * bar
+            bars.append(
+                {
+                    "x": round(x, 1),
+                    "width": round(bar - 2, 1),
+                    "y": scale(rate, 0, 1, bottom, top),
+                    "height": round(scale(0, 0, 1, bottom, top) - scale(rate, 0, 1, bottom, top), 1),
+                    "colour": PALETTE[j % len(PALETTE)],
+                    "whisker_x": round(x + (bar - 2) / 2, 1),
+                    "whisker_low": scale(interval[0], 0, 1, bottom, top),
+                    "whisker_high": scale(interval[1], 0, 1, bottom, top),
+                    "title": f"{judge['name']} v{judge['version']} on {slug}: {rate:.0%} "
+                    f"[{interval[0]:.0%}–{interval[1]:.0%}]",
+                }
+            )
+        groups.append({"slug": slug, "label_x": left + g * group_width + group_width / 2, "bars": bars})
+    ticks = [{"y": scale(v, 0, 1, bottom, top), "text": f"{v:.0%}"} for v in (0, 0.25, 0.5, 0.75, 1)]
+    return {
+        "groups": groups,
+        "ticks": ticks,
+        "width": left + max(len(classes), 1) * group_width + 10,
+        "height": CHART_HEIGHT,
+        "bottom": bottom,
+        "left": left,
+        "legend": [
+            {"text": f"{j['name']} v{j['version']}", "colour": PALETTE[i % len(PALETTE)]}
+            for i, j in enumerate(report["judges"])
+        ],
+    }
