@@ -1,6 +1,7 @@
 """Reads of the labelling app: the queue, final labels, agreement data, version diffs."""
 
 import itertools
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -10,6 +11,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from labelling.models import (
+    UNCLASSIFIED,
     Adjudication,
     GoldSet,
     GoldSetVersion,
@@ -18,6 +20,7 @@ from labelling.models import (
     LabelDecision,
     Query,
     QuerySource,
+    ResolutionPolicy,
 )
 from probes.fingerprint import sqlglot_dialect
 
@@ -181,8 +184,20 @@ class FinalLabel:
     query_id: int
     decision: str | None
     error_class: str = ""
-    how: str = "single"  # adjudication | agreement | single | unresolved | unsure
+    how: str = "single"  # adjudication | agreement | single | majority | unresolved | tie | unsure | adjudicated
     disagreeing: int = 0
+
+    @property
+    def left_out_reason(self) -> str:
+        return LEFT_OUT_REASONS.get(self.how, self.how)
+
+
+LEFT_OUT_REASONS = {
+    "unresolved": "unresolved disagreement",
+    "tie": "unresolved tie",
+    "unsure": "all labels unsure",
+    "adjudicated": "disagreement (adjudicated, but the policy takes unanimous items only)",
+}
 
 
 def _resolve(query_id: int, ratings: list[tuple[str, str]]) -> FinalLabel:
@@ -196,15 +211,44 @@ def _resolve(query_id: int, ratings: list[tuple[str, str]]) -> FinalLabel:
     return FinalLabel(query_id, None, "", "unresolved", disagreeing=1)
 
 
-def final_labels(*, gold_set: GoldSet) -> Iterator[FinalLabel]:
-    """Yield the final label of every labelled or adjudicated query in the gold set."""
+def _resolve_by_majority(query_id: int, ratings: list[tuple[str, str]]) -> FinalLabel:
+    """Take the decision more than half of the item's labellers gave (unsure votes count against).
+
+    The error class of a majority "wrong" is the class more than half of its wrong votes
+    gave, else `unclassified`. No strict majority (a tie, or too many unsure) leaves the
+    item out.
+    """
+    unanimous = _resolve(query_id, ratings)
+    if unanimous.decision is not None or unanimous.how == "unsure":
+        return unanimous
+    decisions = Counter(d for d, _ in ratings)
+    decision, votes = decisions.most_common(1)[0]
+    if decision == LabelDecision.UNSURE or votes * 2 <= len(ratings):
+        return FinalLabel(query_id, None, "", "tie", disagreeing=1)
+    error_class = ""
+    if decision == LabelDecision.WRONG:
+        classes = Counter(e for d, e in ratings if d == LabelDecision.WRONG)
+        top, top_votes = classes.most_common(1)[0]
+        error_class = top if top_votes * 2 > votes else UNCLASSIFIED
+    return FinalLabel(query_id, decision, error_class, "majority")
+
+
+def final_labels(*, gold_set: GoldSet, policy: str = ResolutionPolicy.MANUAL) -> Iterator[FinalLabel]:
+    """Yield the final label of every labelled or adjudicated query in the gold set under `policy`.
+
+    manual: the latest adjudication, else the label every decisive labeller agrees on.
+    majority: the adjudication, else a strict majority of labellers. unanimous-only:
+    items whose labellers all agree; adjudications are not used.
+    """
     adjudicated: dict[int, tuple[str, str]] = {}
-    for query_id, decision, error_class in (
-        Adjudication.objects.filter(query__gold_set=gold_set)
-        .order_by("query_id", "-created_at", "-id")
-        .values_list("query_id", "decision", "error_class")
-    ):
-        adjudicated.setdefault(query_id, (decision, error_class))
+    if policy != ResolutionPolicy.UNANIMOUS_ONLY:
+        for query_id, decision, error_class in (
+            Adjudication.objects.filter(query__gold_set=gold_set)
+            .order_by("query_id", "-created_at", "-id")
+            .values_list("query_id", "decision", "error_class")
+        ):
+            adjudicated.setdefault(query_id, (decision, error_class))
+    resolve = _resolve_by_majority if policy == ResolutionPolicy.MAJORITY else _resolve
     rows = (
         Label.objects.filter(query__gold_set=gold_set, is_current=True)
         .order_by("query_id")
@@ -216,7 +260,7 @@ def final_labels(*, gold_set: GoldSet) -> Iterator[FinalLabel]:
             decision, error_class = adjudicated.pop(query_id)
             yield FinalLabel(query_id, decision, error_class, "adjudication")
             continue
-        yield _resolve(query_id, [(d, e) for _, d, e in group])
+        yield resolve(query_id, [(d, e) for _, d, e in group])
     for query_id, (decision, error_class) in adjudicated.items():
         yield FinalLabel(query_id, decision, error_class, "adjudication")
 
