@@ -132,9 +132,12 @@ def stability(rejects: np.ndarray, accepts: np.ndarray) -> dict:
 
 
 def catch_rates_by_error_class(probs: np.ndarray, is_wrong: np.ndarray, error_class: np.ndarray) -> dict:
-    """Return {class: {"rate", "ci95", "n"}} for every error class present among wrong items."""
+    """Return {class: {"rate", "ci95", "n"}} for every error class present among wrong items.
+
+    Wrong items without a class ("unclassified") are left out; the report counts them.
+    """
     result = {}
-    for slug in sorted(set(error_class[is_wrong].tolist())):
+    for slug in sorted(set(error_class[is_wrong].tolist()) - {"", "unclassified"}):
         rate, n = mean_over(probs, is_wrong & (error_class == slug))
         result[slug] = {"rate": rate, "ci95": wilson_interval(rate, n), "n": n}
     return result

@@ -19,7 +19,7 @@ from django.db.models import Count, Sum
 
 from judges import metrics
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
-from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
+from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,8 @@ class JudgeColumn:
     family: str
     model: str
     is_simulated: bool
+    # The judge's slug; `name` is its display name ("openai/gpt-4o"), the slug when it has none.
+    slug: str = ""
 
     @property
     def label(self) -> str:
@@ -55,6 +57,8 @@ class CalibrationData:
     cost_sum: np.ndarray
     latencies: list[np.ndarray]
     item_latency: np.ndarray
+    # Judge version ids none of whose verdicts has a measured cost.
+    unmeasured_cost: frozenset = frozenset()
     _probs: np.ndarray | None = field(default=None, repr=False)
 
     @property
@@ -71,7 +75,7 @@ class CalibrationData:
     def judge_index(self, ref: str) -> int:
         """Find a judge column by "name" (its latest version here) or "name:N"."""
         name, _, number = ref.partition(":")
-        matches = [i for i, judge in enumerate(self.judges) if judge.name == name]
+        matches = [i for i, judge in enumerate(self.judges) if name in (judge.name, judge.slug)]
         if number:
             matches = [i for i in matches if str(self.judges[i].number) == number.lstrip("v")]
         if not matches:
@@ -139,6 +143,8 @@ def fetch_columns(sql: str, params, dtypes, chunk_rows: int = 100_000) -> list[n
 DECISION_SQL = (
     f"CASE decision WHEN 'accept' THEN {metrics.ACCEPT} WHEN 'reject' THEN {metrics.REJECT} ELSE {metrics.ERROR} END"
 )
+# A latency that was not measured (NULL) comes back as -1, then NaN.
+LATENCY_SQL = "COALESCE(latency_ms, -1.0)"
 # Packing (query, judge version, decision) into one int64 needs query id × span < 2**63.
 MAX_PACKING_SPAN = 2**24
 
@@ -158,38 +164,46 @@ def fetch_verdict_rows(run_ids: list[int], max_judge_version_id: int) -> tuple[n
     table = Verdict._meta.db_table
     if span <= MAX_PACKING_SPAN:
         sql = (
-            f"SELECT query_id * {span} + judge_version_id * 4 + {DECISION_SQL}, latency_ms "
+            f"SELECT query_id * {span} + judge_version_id * 4 + {DECISION_SQL}, {LATENCY_SQL} "
             f"FROM {table} WHERE run_id IN ({placeholders})"
         )
         packed, latency = fetch_columns(sql, run_ids, (np.int64, np.float64))
         query_ids, judge_and_code = np.divmod(packed, span)
     else:
         sql = (
-            f"SELECT query_id, judge_version_id * 4 + {DECISION_SQL}, latency_ms "
+            f"SELECT query_id, judge_version_id * 4 + {DECISION_SQL}, {LATENCY_SQL} "
             f"FROM {table} WHERE run_id IN ({placeholders})"
         )
         query_ids, judge_and_code, latency = fetch_columns(sql, run_ids, (np.int64, np.int64, np.float64))
     judge_ids, codes = np.divmod(judge_and_code, 4)
+    latency[latency < 0] = np.nan  # not measured (imported verdicts): left out of percentiles and means
     return query_ids, judge_ids, codes, latency
 
 
-def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float]]:
-    """Return {judge version id: (verdicts, total cost)} over the runs, summed by the database."""
+def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int]]:
+    """Return {judge version id: (verdicts, total cost, verdicts with a cost)}, summed by the database.
+
+    Verdicts whose cost was not measured (NULL, imported) count at the mean of the measured
+    ones, so that the cost per verdict is the mean over measured verdicts only.
+    """
     rows = (
         Verdict.objects.filter(run_id__in=run_ids)
         .values_list("judge_version_id")
-        .annotate(verdicts=Count("id"), cost=Sum("cost_usd"))
+        .annotate(verdicts=Count("id"), costed=Count("cost_usd"), cost=Sum("cost_usd"))
         .order_by()
     )
-    return {judge_version_id: (verdicts, float(cost or 0)) for judge_version_id, verdicts, cost in rows}
+    return {
+        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else 0.0, costed)
+        for judge_version_id, verdicts, costed, cost in rows
+    }
 
 
 def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:
     """Return the judge versions as columns, ordered by judge name then version number."""
     versions = JudgeVersion.objects.filter(pk__in=[int(i) for i in judge_version_ids]).values_list(
-        "pk", "judge__name", "number", "backend", "family", "model", "is_simulated"
+        "pk", "judge__name", "number", "backend", "family", "model", "is_simulated", "judge__display_name"
     )
-    columns = [JudgeColumn(*row) for row in versions]
+    columns = [JudgeColumn(pk, display or slug, *rest, slug=slug) for pk, slug, *rest, display in versions]
     return sorted(columns, key=lambda column: (column.name, column.number))
 
 
@@ -210,7 +224,7 @@ def load_calibration(*, gold_set_version: GoldSetVersion, run_ids=None) -> Calib
     counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row[in_version], n_items, n_judges)
     verdicts = np.array([costs.get(judge.id, (0, 0.0))[0] for judge in judges], dtype=np.int64)
     cost_sum = np.array([costs.get(judge.id, (0, 0.0))[1] for judge in judges], dtype=np.float64)
-    latencies = split_by_column(latency_of_row, column_of_row, n_judges)
+    latencies = [values[~np.isnan(values)] for values in split_by_column(latency_of_row, column_of_row, n_judges)]
     item_latency = mean_latency_per_cell(item_of_row, column_of_row, latency_of_row, n_items, n_judges)
     return CalibrationData(
         gold_set_version=gold_set_version,
@@ -225,6 +239,7 @@ def load_calibration(*, gold_set_version: GoldSetVersion, run_ids=None) -> Calib
         cost_sum=cost_sum,
         latencies=latencies,
         item_latency=item_latency,
+        unmeasured_cost=frozenset(judge_id for judge_id, (_, _, costed) in costs.items() if not costed),
     )
 
 
@@ -250,9 +265,10 @@ def mean_latency_per_cell(item_of_row, column_of_row, latency, n_items: int, n_j
     """Return the mean verdict latency per item × judge (NaN where the judge has none)."""
     if not n_judges:
         return np.empty((n_items, 0))
-    cell = np.asarray(column_of_row, dtype=np.int64) * n_items + item_of_row
+    measured = ~np.isnan(latency)
+    cell = (np.asarray(column_of_row, dtype=np.int64) * n_items + item_of_row)[measured]
     size = n_items * n_judges
-    total = np.bincount(cell, weights=latency, minlength=size)
+    total = np.bincount(cell, weights=latency[measured], minlength=size)
     count = np.bincount(cell, minlength=size)
     with np.errstate(invalid="ignore", divide="ignore"):
         return (total / count).reshape(n_judges, n_items).T
@@ -271,9 +287,12 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float) 
         latencies=data.latencies[column],
         generation_cost=generation_cost_usd,
     )
-    entry = {"name": judge.name, "version": judge.number, "judge_version_id": judge.id}
+    entry = {"name": judge.name, "slug": judge.slug, "version": judge.number, "judge_version_id": judge.id}
     entry["simulated"] = judge.is_simulated
     entry.update(summary)
+    if judge.id in data.unmeasured_cost:
+        # No verdict of this judge has a cost (imported without one): unknown, not free.
+        entry["cost_per_verdict_usd"] = entry["cost_per_accepted_usd"] = None
     return entry
 
 
@@ -302,7 +321,17 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
         "runs": data.run_ids,
         "generation_cost_usd": generation_cost_usd,
         "baseline": baseline,
-        "items": {"total": total, "wrong": wrong, "correct": total - wrong},
+        "items": {
+            "total": total,
+            "wrong": wrong,
+            "correct": total - wrong,
+            # Wrong items without an error class: left out of every per-class figure.
+            "unclassified_wrong": int((data.is_wrong & (data.error_class == UNCLASSIFIED)).sum()),
+            # Items the version left out (unresolved at publish), with the reasons.
+            "left_out": version.unresolved_count,
+            "left_out_summary": version.left_out_summary,
+            "resolution": version.resolution or "manual",
+        },
         "judges": judges,
         "pairs": pairs,
     }

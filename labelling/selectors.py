@@ -280,19 +280,32 @@ class RatingTable:
     raters: list[str] = field(default_factory=list)
 
 
-def agreement_ratings(*, gold_set: GoldSet) -> RatingTable:
-    """Load every multiply-rated item's current labels; an import without labeller is one rater."""
+def agreement_ratings(*, gold_set: GoldSet, version: GoldSetVersion | None = None) -> RatingTable:
+    """Load every multiply-rated item's current labels; an import without labeller is one rater.
+
+    With `version`, only the items of that version and the items it left out count.
+    """
+    labels = Label.objects.filter(query__gold_set=gold_set, is_current=True, query__label_count__gte=2)
+    if version is not None:
+        labels = labels.filter(query_id__in=version_query_ids(version=version))
     by_query: dict[int, dict[str, str]] = {}
-    rows = (
-        Label.objects.filter(query__gold_set=gold_set, is_current=True, query__label_count__gte=2)
-        .values_list("query_id", "labeller__username", "decision", "error_class")
-        .iterator(chunk_size=5000)
-    )
+    rows = labels.values_list("query_id", "labeller__username", "decision", "error_class").iterator(chunk_size=5000)
     for query_id, username, decision, error_class in rows:
         by_query.setdefault(query_id, {})[username or IMPORT_RATER] = rating_category(decision, error_class)
     ratings = {q: r for q, r in by_query.items() if len(r) >= 2}
     raters = sorted({rater for r in ratings.values() for rater in r})
     return RatingTable(ratings=ratings, raters=raters)
+
+
+def version_query_ids(*, version: GoldSetVersion) -> list[int]:
+    """Return the ids of a version's items and of the items it left out."""
+    ids = set(GoldSetVersionItem.objects.filter(version=version).values_list("query_id", flat=True))
+    left_out = [entry["id"] for entry in version.left_out or []]
+    if left_out:
+        ids |= set(
+            Query.objects.filter(gold_set_id=version.gold_set_id, external_id__in=left_out).values_list("id", flat=True)
+        )
+    return sorted(ids)
 
 
 def disagreeing_queries(*, table: RatingTable) -> list[int]:

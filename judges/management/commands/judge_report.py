@@ -1,11 +1,10 @@
 """Print the calibration report of a gold-set version as JSON, CSV or a table."""
 
-import csv
-import io
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from config.exports import csv_text
 from judges.report import build_report
 from labelling.models import GoldSetVersion
 
@@ -71,9 +70,7 @@ def report_as_csv(report: dict) -> str:
     for column in JUDGE_COLUMNS:
         header += [f"{column}_lo", f"{column}_hi"] if column.endswith("_ci95") else [column]
     header += [f"catch_rate_{slug}" for slug in classes]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
+    rows = []
     for judge in report["judges"]:
         row = []
         for column in JUDGE_COLUMNS:
@@ -86,8 +83,9 @@ def report_as_csv(report: dict) -> str:
             "" if judge["catch_rate_by_error_class"].get(slug) is None else judge["catch_rate_by_error_class"][slug]
             for slug in classes
         ]
-        writer.writerow(row)
-    return out.getvalue()
+        rows.append(row)
+    # Judge names are free text (imported from other tools): cells are neutralised.
+    return csv_text(header, rows)
 
 
 def report_as_table(report: dict) -> str:
@@ -95,7 +93,7 @@ def report_as_table(report: dict) -> str:
     items = report["items"]
     lines = [
         f"{report['gold_set']} v{report['version']}: {items['total']} items "
-        f"({items['wrong']} wrong, {items['correct']} correct), runs {report['runs']}"
+        f"({items['wrong']} wrong, {items['correct']} correct), {items['left_out_summary']}, runs {report['runs']}"
     ]
     rows = [[title for title, _ in TABLE_COLUMNS]] + [[cell(j) for _, cell in TABLE_COLUMNS] for j in report["judges"]]
     widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
