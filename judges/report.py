@@ -321,17 +321,15 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
         "runs": data.run_ids,
         "generation_cost_usd": generation_cost_usd,
         "baseline": baseline,
-        "items": {
-            "total": total,
-            "wrong": wrong,
-            "correct": total - wrong,
-            # Wrong items without an error class: left out of every per-class figure.
-            "unclassified_wrong": int((data.is_wrong & (data.error_class == UNCLASSIFIED)).sum()),
-            # Items the version left out (unresolved at publish), with the reasons.
-            "left_out": version.unresolved_count,
-            "left_out_summary": version.left_out_summary,
+        "items": {"total": total, "wrong": wrong, "correct": total - wrong},
+        # Items the version left out at publish (e.g. unresolved ties), and how it resolved the rest.
+        "left_out": {
+            "count": version.unresolved_count,
+            "summary": version.left_out_summary,
             "resolution": version.resolution or "manual",
         },
+        # Wrong items without an error class: left out of every per-class figure.
+        "unclassified_wrong": int((data.is_wrong & (data.error_class == UNCLASSIFIED)).sum()),
         "judges": judges,
         "pairs": pairs,
     }

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import sqlglot
-from django.db.models import Q
+from django.db.models import Count, Q
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
@@ -345,3 +345,107 @@ def version_diff(*, old: GoldSetVersion, new: GoldSetVersion) -> VersionDiff:
         else:
             changed.append({**b, "old_decision": a["decision"], "old_error_class": a["error_class"]})
     return VersionDiff(added=added, removed=removed, changed=changed, unchanged=unchanged)
+
+
+# --- Browsing a version ------------------------------------------------------------------
+
+
+@dataclass
+class BrowseFilters:
+    """What the gold-set browser filters on (all optional)."""
+
+    search: str = ""
+    label: str = ""
+    error_class: str = ""
+    labeller: str = ""
+    disagreement: str = ""  # "yes" | "no" | ""
+    source: str = ""  # a label source: import, manual, triage, audit
+
+    @classmethod
+    def from_query(cls, params) -> "BrowseFilters":
+        return cls(**{name: (params.get(name) or "").strip() for name in cls.__dataclass_fields__})
+
+    def as_query(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if value}
+
+
+def version_items(*, version: GoldSetVersion, filters: BrowseFilters):
+    """Return the version's items matching the filters, with their query, in item order."""
+    items = GoldSetVersionItem.objects.filter(version=version).select_related("query")
+    if filters.search:
+        items = items.filter(Q(query__question__icontains=filters.search) | Q(query__sql__icontains=filters.search))
+    if filters.label:
+        items = items.filter(decision=filters.label)
+    if filters.error_class:
+        items = items.filter(error_class=filters.error_class)
+    if filters.labeller:
+        items = items.filter(
+            query__labels__labeller__username=filters.labeller, query__labels__is_current=True
+        ).distinct()
+    if filters.source:
+        items = items.filter(query__labels__source=filters.source, query__labels__is_current=True).distinct()
+    if filters.disagreement in ("yes", "no"):
+        current = Q(query__labels__is_current=True)
+        items = items.annotate(
+            decisions=Count("query__labels__decision", filter=current, distinct=True),
+            classes=Count("query__labels__error_class", filter=current, distinct=True),
+        )
+        disagreeing = Q(decisions__gt=1) | Q(classes__gt=1)
+        items = items.filter(disagreeing) if filters.disagreement == "yes" else items.exclude(disagreeing)
+    return items.order_by("query_id")
+
+
+def item_details(*, query_ids: list[int]) -> dict[int, dict]:
+    """Return {query id: {"labels": [...], "adjudications": [...]}}: every label, history included."""
+    details = {query_id: {"labels": [], "adjudications": []} for query_id in query_ids}
+    for label in (
+        Label.objects.filter(query_id__in=query_ids).select_related("labeller").order_by("query_id", "created_at", "id")
+    ):
+        details[label.query_id]["labels"].append(label)
+    for adjudication in (
+        Adjudication.objects.filter(query_id__in=query_ids)
+        .select_related("adjudicator")
+        .order_by("query_id", "created_at", "id")
+    ):
+        details[adjudication.query_id]["adjudications"].append(adjudication)
+    return details
+
+
+def version_item_records(*, version: GoldSetVersion, filters: BrowseFilters, chunk: int = 1000) -> Iterator[dict]:
+    """Yield the filtered items with every label and adjudication, as plain dicts (for export)."""
+    items = version_items(version=version, filters=filters)
+    for start in itertools.count(0, chunk):
+        page = list(items[start : start + chunk])
+        if not page:
+            return
+        details = item_details(query_ids=[item.query_id for item in page])
+        for item in page:
+            detail = details[item.query_id]
+            yield {
+                "id": item.query.external_id,
+                "question": item.query.question,
+                "sql": item.query.sql,
+                "label": item.decision,
+                "error_class": item.error_class or None,
+                "labels": [
+                    {
+                        "labeller": label.labeller.username if label.labeller else IMPORT_RATER,
+                        "label": label.decision,
+                        "error_class": label.error_class or None,
+                        "source": label.source,
+                        "current": label.is_current,
+                        "at": label.created_at.isoformat(),
+                    }
+                    for label in detail["labels"]
+                ],
+                "adjudications": [
+                    {
+                        "adjudicator": adjudication.adjudicator.username,
+                        "label": adjudication.decision,
+                        "error_class": adjudication.error_class or None,
+                        "reason": adjudication.reason,
+                        "at": adjudication.created_at.isoformat(),
+                    }
+                    for adjudication in detail["adjudications"]
+                ],
+            }

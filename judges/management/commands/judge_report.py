@@ -93,7 +93,7 @@ def report_as_table(report: dict) -> str:
     items = report["items"]
     lines = [
         f"{report['gold_set']} v{report['version']}: {items['total']} items "
-        f"({items['wrong']} wrong, {items['correct']} correct), {items['left_out_summary']}, runs {report['runs']}"
+        f"({items['wrong']} wrong, {items['correct']} correct), {report['left_out']['summary']}, runs {report['runs']}"
     ]
     rows = [[title for title, _ in TABLE_COLUMNS]] + [[cell(j) for _, cell in TABLE_COLUMNS] for j in report["judges"]]
     widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
