@@ -245,20 +245,33 @@ def _reason_of(output) -> str:
 def load_inspect_log(path: Path) -> dict:
     """Return an inspect-ai log as one dict: `.eval` (zip of header + samples) or `.json`."""
     if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-            header_name = "header.json" if "header.json" in names else "_journal/start.json"
-            try:
-                document = json.loads(archive.read(header_name))
-            except KeyError:
-                raise _bad(0, "not an inspect-ai .eval log (no header.json)") from None
-            document["samples"] = [
-                json.loads(archive.read(name))
-                for name in sorted(names)
-                if name.startswith("samples/") and name.endswith(".json")
-            ]
-            return document
+        try:
+            return _read_eval_archive(path)
+        except NotImplementedError:
+            # Recent inspect-ai compresses .eval members with zstandard, which Python's
+            # zipfile cannot read before 3.14.
+            raise _bad(
+                0,
+                "this .eval log is compressed in a way Python cannot read here: convert it with"
+                " `inspect log convert --to json LOG` and import the .json",
+            ) from None
     return load_json_document(path)
+
+
+def _read_eval_archive(path: Path) -> dict:
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        header_name = "header.json" if "header.json" in names else "_journal/start.json"
+        try:
+            document = json.loads(archive.read(header_name))
+        except KeyError:
+            raise _bad(0, "not an inspect-ai .eval log (no header.json)") from None
+        document["samples"] = [
+            json.loads(archive.read(name))
+            for name in sorted(names)
+            if name.startswith("samples/") and name.endswith(".json")
+        ]
+        return document
 
 
 def read_inspect(path: Path, plan: ImportPlan):
