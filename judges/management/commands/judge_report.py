@@ -63,8 +63,8 @@ def number(value) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
-def report_as_csv(report: dict) -> str:
-    """Return one CSV row per judge version; intervals split into _lo/_hi, classes into columns."""
+def report_csv_table(report: dict) -> tuple[list[str], list[list]]:
+    """Return (header, rows): one row per judge version; intervals split into _lo/_hi, classes into columns."""
     classes = sorted({slug for judge in report["judges"] for slug in judge["catch_rate_by_error_class"]})
     header = []
     for column in JUDGE_COLUMNS:
@@ -84,8 +84,12 @@ def report_as_csv(report: dict) -> str:
             for slug in classes
         ]
         rows.append(row)
-    # Judge names are free text (imported from other tools): cells are neutralised.
-    return csv_text(header, rows)
+    return header, rows
+
+
+def report_as_csv(report: dict) -> str:
+    """Return the judges as CSV; judge names are free text (imported), so cells are neutralised."""
+    return csv_text(*report_csv_table(report))
 
 
 def report_as_table(report: dict) -> str:
