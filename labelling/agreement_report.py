@@ -8,8 +8,9 @@ the agreement page and of its CSV/JSON downloads, so all of them show the same n
 - `fleiss_kappa` (over the items with the most common number of raters) and
   `krippendorff_alpha` (every item rated twice or more), on the decision
   (correct / wrong / unsure), plus `*_with_class` on decision and error class;
-- `by_error_class`: the same figures for "is this class" yes/no, with `support` (ratings of
-  that class); `unclassified` wrong ratings are left out and counted in `unclassified_left_out`;
+- `by_error_class`: {class: the same figures for "is this class" yes/no, with `support`
+  (ratings of that class)}; `unclassified` wrong ratings are left out and counted in
+  `unclassified_left_out`;
 - `confusion`: for every pair, the labeller × labeller table of decisions.
 
 A figure resting on fewer than LOW_SUPPORT ratings (items, for a pair) is marked `low_support`.
@@ -74,7 +75,7 @@ def agreement_report(*, gold_set: GoldSet, version: GoldSetVersion | None = None
         "low_support": ratings < LOW_SUPPORT,
         "pairs": [],
         "confusion": [],
-        "by_error_class": [],
+        "by_error_class": {},
         "unclassified_left_out": sum(r.count(f"wrong:{UNCLASSIFIED}") for r in per_item),
         "disagreements": len(disagreeing_queries(table=table)),
     }
@@ -117,16 +118,13 @@ def agreement_report(*, gold_set: GoldSet, version: GoldSetVersion | None = None
             if both:
                 kappa = agreement.cohen_kappa([x for x, _ in both], [y for _, y in both], [False, True])
                 pairs.append({"a": a, "b": b, "n": len(both), "cohen_kappa": _number(kappa)})
-        report["by_error_class"].append(
-            {
-                "error_class": value,
-                "support": support,
-                "krippendorff_alpha": _alpha(binary, [False, True]),
-                "fleiss_kappa": class_fleiss,
-                "pairs": pairs,
-                "low_support": support < LOW_SUPPORT,
-            }
-        )
+        report["by_error_class"][value] = {
+            "support": support,
+            "krippendorff_alpha": _alpha(binary, [False, True]),
+            "fleiss_kappa": class_fleiss,
+            "pairs": pairs,
+            "low_support": support < LOW_SUPPORT,
+        }
     return report
 
 
@@ -149,8 +147,7 @@ def agreement_rows(report: dict) -> tuple[list[str], list[list]]:
     for pair in report["pairs"]:
         rows.append(["cohen_kappa", pair["a"], pair["b"], "", pair["n"], pair["cohen_kappa"]])
         rows.append(["cohen_kappa_with_class", pair["a"], pair["b"], "", pair["n"], pair["cohen_kappa_with_class"]])
-    for entry in report["by_error_class"]:
-        klass = entry["error_class"]
+    for klass, entry in report["by_error_class"].items():
         rows.append(["krippendorff_alpha", "", "", klass, entry["support"], entry["krippendorff_alpha"]])
         rows.append(["fleiss_kappa", "", "", klass, entry["support"], entry["fleiss_kappa"]])
         for pair in entry["pairs"]:

@@ -168,7 +168,7 @@ def test_agreement_figures_match_scikit_learn_and_a_direct_fleiss_computation(im
         assert sum(map(sum, confusion["matrix"])) == by_pair[(confusion["a"], confusion["b"])]["n"]
     # Every wrong vote is unclassified: no per-class figure, and the report says how many it left out.
     wrong_votes = sum(decision_of(v) == "wrong" for votes in VOTES.values() for v in votes if v)
-    assert report["by_error_class"] == [] and report["unclassified_left_out"] == wrong_votes
+    assert report["by_error_class"] == {} and report["unclassified_left_out"] == wrong_votes
 
 
 def test_agreement_report_command_json_matches_the_page(imported, client, role_users):
@@ -258,3 +258,32 @@ def test_the_command_reports_exact_counts_when_a_file_changes_nothing(db, tmp_pa
     text = out.getvalue()
     assert "0 new items, 12 already in the gold set, 0 labels created, 0 updated" in text
     assert f"{len(records())} skipped ({len(records())} unchanged" in text
+
+
+def test_per_class_figures_carry_their_support_and_leave_unclassified_out(db, tmp_path):
+    votes = {  # two labellers: (a, b) as decision:class
+        "c1": ("wrong:join_fanout", "wrong:join_fanout"),
+        "c2": ("wrong:join_fanout", "wrong:other"),
+        "c3": ("correct", "wrong:join_fanout"),
+        "c4": ("wrong", "wrong"),  # unclassified twice
+        "c5": ("correct", "correct"),
+    }
+    rows = []
+    for item, pair in votes.items():
+        for rater, vote in zip(("ann", "ben"), pair, strict=True):
+            decision, _, klass = vote.partition(":")
+            rows.append({"id": item, "question": "q", "sql": f"SELECT '{item}'", "label": decision,
+                         "error_class": klass or None, "labeller": rater})  # fmt: skip
+    version = goldset_import(path_or_file=write_jsonl(tmp_path / "c.jsonl", rows), gold_set_name="classes",
+                             create_labellers=True)  # fmt: skip
+    report = agreement_report(gold_set=version.gold_set)
+    assert set(report["by_error_class"]) == {"join_fanout", "other"}
+    fanout = report["by_error_class"]["join_fanout"]
+    assert fanout["support"] == 4
+    a = [v[0] == "wrong:join_fanout" for v in votes.values()]
+    b = [v[1] == "wrong:join_fanout" for v in votes.values()]
+    assert fanout["pairs"][0]["cohen_kappa"] == pytest.approx(cohen_kappa_score(a, b), abs=1e-6)
+    assert report["unclassified_left_out"] == 2
+    decisions_a = [v[0].split(":")[0] for v in votes.values()]
+    decisions_b = [v[1].split(":")[0] for v in votes.values()]
+    assert report["pairs"][0]["cohen_kappa"] == pytest.approx(cohen_kappa_score(decisions_a, decisions_b), abs=1e-6)

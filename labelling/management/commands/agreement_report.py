@@ -34,9 +34,9 @@ def report_as_table(report: dict) -> str:
             f"  {figure(pair['cohen_kappa_with_class'])}"
         )
     lines += ["", "error_class  support  alpha  fleiss"]
-    for entry in report["by_error_class"]:
+    for error_class, entry in report["by_error_class"].items():
         lines.append(
-            f"{entry['error_class']}  {entry['support']}  {figure(entry['krippendorff_alpha'])}"
+            f"{error_class}  {entry['support']}  {figure(entry['krippendorff_alpha'])}"
             f"{mark(entry['low_support'])}  {figure(entry['fleiss_kappa'])}"
         )
     if report["unclassified_left_out"]:
