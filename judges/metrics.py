@@ -165,9 +165,12 @@ def stability(rejects: np.ndarray, accepts: np.ndarray) -> dict:
 
 
 def catch_rates_by_error_class(probs: np.ndarray, is_wrong: np.ndarray, error_class: np.ndarray) -> dict:
-    """Return {class: {"rate", "ci95", "n"}} for every error class present among wrong items."""
+    """Return {class: {"rate", "ci95", "n"}} for every error class present among wrong items.
+
+    Wrong items without a class ("unclassified") are left out; the report counts them.
+    """
     result = {}
-    for slug in sorted(set(error_class[is_wrong].tolist())):
+    for slug in sorted(set(error_class[is_wrong].tolist()) - {"", "unclassified"}):
         rate, n = mean_over(probs, is_wrong & (error_class == slug))
         result[slug] = {"rate": rate, "ci95": wilson_interval(rate, n), "n": n}
     return result
@@ -207,8 +210,12 @@ def break_even_error_cost(
 
 
 def latency_percentiles(latencies: np.ndarray) -> tuple[float | None, float | None]:
-    """Return (p50, p95) with numpy's default (linear) percentile; None without data."""
+    """Return (p50, p95) with numpy's default (linear) percentile; None without data.
+
+    A latency that was not measured (NaN: an imported verdict without one) is left out.
+    """
     latencies = np.asarray(latencies, dtype=float)
+    latencies = latencies[~np.isnan(latencies)]
     if latencies.size == 0:
         return None, None
     p50, p95 = np.percentile(latencies, [50, 95])

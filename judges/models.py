@@ -18,6 +18,9 @@ class Judge(models.Model):
     """A named checker. What it does is frozen in its versions; editing makes a new one."""
 
     name = models.SlugField(max_length=64, unique=True)
+    # Free text as the user or another tool names it ("openai/gpt-4o"); `name` is its slug.
+    # Empty means the slug is the display name.
+    display_name = models.CharField(max_length=200, blank=True)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -25,7 +28,11 @@ class Judge(models.Model):
         ordering = ["name"]
 
     def __str__(self):
-        return self.name
+        return self.title
+
+    @property
+    def title(self) -> str:
+        return self.display_name or self.name
 
     @property
     def latest_version(self):
@@ -199,8 +206,10 @@ class Verdict(models.Model):
     output_tokens = models.PositiveIntegerField(default=0)
     cache_read_tokens = models.PositiveIntegerField(default=0)
     cache_write_tokens = models.PositiveIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=12, decimal_places=8, default=0)
-    latency_ms = models.FloatField(default=0)
+    # None when the source did not measure it (imported verdicts): never shown as a zero,
+    # left out of means.
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=8, default=0, null=True, blank=True)
+    latency_ms = models.FloatField(default=0, null=True, blank=True)
     model_reported = models.CharField(max_length=128, blank=True)
     raw_response = models.JSONField(default=dict, blank=True)
     # Anything the check read from outside the query: clock, catalogue version, attempts.

@@ -20,7 +20,7 @@ from django.db.models import Count, Sum
 from judges import metrics
 from judges.models import JudgeVersion, Verdict
 from judges.selectors import RunSelection, calibration_run_ids
-from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
+from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,8 @@ class JudgeColumn:
     family: str
     model: str
     is_simulated: bool
+    # The judge's slug; `name` is its display name ("openai/gpt-4o"), the slug when it has none.
+    slug: str = ""
 
     @property
     def label(self) -> str:
@@ -58,6 +60,8 @@ class CalibrationData:
     latencies: list[np.ndarray]
     # Per verdict row (in the version): item, column, decision code, draw key, latency.
     rows: tuple[np.ndarray, ...] = field(default=(), repr=False)
+    # Judge version ids none of whose verdicts has a measured cost.
+    unmeasured_cost: frozenset = frozenset()
     _probs: np.ndarray | None = field(default=None, repr=False)
     _draws: metrics.DrawTable | None = field(default=None, repr=False)
 
@@ -103,7 +107,7 @@ class CalibrationData:
     def judge_index(self, ref: str) -> int:
         """Find a judge column by "name" (its latest version here) or "name:N"."""
         name, _, number = ref.partition(":")
-        matches = [i for i, judge in enumerate(self.judges) if judge.name == name]
+        matches = [i for i, judge in enumerate(self.judges) if name in (judge.name, judge.slug)]
         if number:
             matches = [i for i in matches if str(self.judges[i].number) == number.lstrip("v")]
         if not matches:
@@ -170,6 +174,8 @@ def fetch_columns(sql: str, params, dtypes, chunk_rows: int = 100_000) -> list[n
 DECISION_SQL = (
     f"CASE decision WHEN 'accept' THEN {metrics.ACCEPT} WHEN 'reject' THEN {metrics.REJECT} ELSE {metrics.ERROR} END"
 )
+# A latency that was not measured (NULL) comes back as -1, then NaN.
+LATENCY_SQL = "COALESCE(latency_ms, -1.0)"
 # Packing (query, judge version, decision) into one int64 needs query id × span < 2**63.
 MAX_PACKING_SPAN = 2**24
 # A draw key orders a judge's verdicts on an item: run × 2**16 + repeat (repeats < 2**15).
@@ -189,16 +195,17 @@ def verdict_rows_sql(run_ids: list[int], max_judge_version_id: int) -> tuple[str
     draw = f"run_id * {1 << DRAW_RUN_SHIFT} + repeat"
     where = f"FROM {table} WHERE run_id IN ({placeholders})"
     if span <= MAX_PACKING_SPAN:
-        sql = f"SELECT query_id * {span} + judge_version_id * 4 + {DECISION_SQL}, {draw}, latency_ms {where}"
+        sql = f"SELECT query_id * {span} + judge_version_id * 4 + {DECISION_SQL}, {draw}, {LATENCY_SQL} {where}"
         return sql, (np.int64, np.int64, np.float64), span
-    sql = f"SELECT query_id, judge_version_id * 4 + {DECISION_SQL}, {draw}, latency_ms {where}"
+    sql = f"SELECT query_id, judge_version_id * 4 + {DECISION_SQL}, {draw}, {LATENCY_SQL} {where}"
     return sql, (np.int64, np.int64, np.int64, np.float64), None
 
 
 def fetch_verdict_rows(run_ids: list[int], max_judge_version_id: int) -> tuple[np.ndarray, ...]:
     """Fetch (query id, judge version id, decision code, draw key, latency) of the runs' verdicts.
 
-    The driver builds three Python numbers per row and no strings (`verdict_rows_sql`).
+    The driver builds three Python numbers per row and no strings (`verdict_rows_sql`). A
+    latency that was not measured (imported verdicts) is NaN: left out of percentiles and means.
     """
     if not run_ids:
         empty = np.empty(0, np.int64)
@@ -210,26 +217,34 @@ def fetch_verdict_rows(run_ids: list[int], max_judge_version_id: int) -> tuple[n
     else:
         query_ids, judge_and_code, draw_key, latency = fetch_columns(sql, run_ids, dtypes)
     judge_ids, codes = np.divmod(judge_and_code, 4)
+    latency[latency < 0] = np.nan
     return query_ids, judge_ids, codes, draw_key, latency
 
 
-def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float]]:
-    """Return {judge version id: (verdicts, total cost)} over the runs, summed by the database."""
+def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int]]:
+    """Return {judge version id: (verdicts, total cost, verdicts with a cost)}, summed by the database.
+
+    Verdicts whose cost was not measured (NULL, imported) count at the mean of the measured
+    ones, so that the cost per verdict is the mean over measured verdicts only.
+    """
     rows = (
         Verdict.objects.filter(run_id__in=run_ids)
         .values_list("judge_version_id")
-        .annotate(verdicts=Count("id"), cost=Sum("cost_usd"))
+        .annotate(verdicts=Count("id"), costed=Count("cost_usd"), cost=Sum("cost_usd"))
         .order_by()
     )
-    return {judge_version_id: (verdicts, float(cost or 0)) for judge_version_id, verdicts, cost in rows}
+    return {
+        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else 0.0, costed)
+        for judge_version_id, verdicts, costed, cost in rows
+    }
 
 
 def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:
     """Return the judge versions as columns, ordered by judge name then version number."""
     versions = JudgeVersion.objects.filter(pk__in=[int(i) for i in judge_version_ids]).values_list(
-        "pk", "judge__name", "number", "backend", "family", "model", "is_simulated"
+        "pk", "judge__name", "number", "backend", "family", "model", "is_simulated", "judge__display_name"
     )
-    columns = [JudgeColumn(*row) for row in versions]
+    columns = [JudgeColumn(pk, display or slug, *rest, slug=slug) for pk, slug, *rest, display in versions]
     return sorted(columns, key=lambda column: (column.name, column.number))
 
 
@@ -263,7 +278,7 @@ def load_calibration(
     counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row, n_items, n_judges)
     verdicts = np.array([costs.get(judge.id, (0, 0.0))[0] for judge in judges], dtype=np.int64)
     cost_sum = np.array([costs.get(judge.id, (0, 0.0))[1] for judge in judges], dtype=np.float64)
-    latencies = split_by_column(latency_of_row, column_of_row, n_judges)
+    latencies = [values[~np.isnan(values)] for values in split_by_column(latency_of_row, column_of_row, n_judges)]
     return CalibrationData(
         gold_set_version=gold_set_version,
         run_ids=runs,
@@ -278,6 +293,7 @@ def load_calibration(
         cost_sum=cost_sum,
         latencies=latencies,
         rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row[in_version], latency_of_row),
+        unmeasured_cost=frozenset(judge_id for judge_id, (_, _, costed) in costs.items() if not costed),
     )
 
 
@@ -312,10 +328,13 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
         latencies=data.latencies[column],
         generation_cost=generation_cost_usd,
     )
-    entry = {"name": judge.name, "version": judge.number, "judge_version_id": judge.id}
+    entry = {"name": judge.name, "slug": judge.slug, "version": judge.number, "judge_version_id": judge.id}
     entry["simulated"] = judge.is_simulated
     entry["runs"] = data.runs_of_judges()[column] if runs is None else runs
     entry.update(summary)
+    if judge.id in data.unmeasured_cost:
+        # No verdict of this judge has a cost (imported without one): unknown, not free.
+        entry["cost_per_verdict_usd"] = entry["cost_per_accepted_usd"] = None
     return entry
 
 
@@ -378,6 +397,14 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
             "rule": "items every judge of the selection judged (ensembles and the Pareto chart)",
         },
         "warnings": sample_warnings(data, judges),
+        # Items the version left out at publish (e.g. unresolved ties), and how it resolved the rest.
+        "left_out": {
+            "count": version.unresolved_count,
+            "summary": version.left_out_summary,
+            "resolution": version.resolution or "manual",
+        },
+        # Wrong items without an error class: left out of every per-class figure.
+        "unclassified_wrong": int((data.is_wrong & (data.error_class == UNCLASSIFIED)).sum()),
         "judges": judges,
         "pairs": pairs,
     }

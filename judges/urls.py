@@ -1,6 +1,6 @@
 from django.urls import path
 
-from judges import dashboard_views, views
+from judges import dashboard_views, export_views, views
 
 app_name = "judges"
 
@@ -25,4 +25,13 @@ urlpatterns += [
     path("dashboard/<int:version_id>/ensemble/", dashboard_views.dashboard_ensemble, name="dashboard-ensemble"),
     path("dashboard/<int:version_id>/missed/", dashboard_views.dashboard_missed, name="dashboard-missed"),
     path("dashboard/<int:version_id>/items/<int:query_id>/", dashboard_views.dashboard_item, name="dashboard-item"),
+]
+
+# CSV/JSON downloads of the dashboard's tables (judges.export_views).
+urlpatterns += [
+    path(
+        "dashboard/<int:version_id>/<str:table>.<str:fmt>",
+        export_views.dashboard_table_export,
+        name="dashboard-table-export",
+    ),
 ]

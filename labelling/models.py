@@ -24,6 +24,23 @@ class ErrorClass(models.TextChoices):
     OTHER = "other", "Other"
 
 
+# A wrong label whose source says only "wrong" (most public datasets): allowed on labels,
+# adjudications and version items, left out of every per-class figure (which says how many).
+UNCLASSIFIED = "unclassified"
+LABEL_ERROR_CLASSES = [*ErrorClass.choices, (UNCLASSIFIED, "Unclassified")]
+
+
+class ResolutionPolicy(models.TextChoices):
+    """How publishing turns an item's labels into its final label."""
+
+    # The adjudication, else the label every decisive labeller agrees on.
+    MANUAL = "manual"
+    # The adjudication, else a strict majority of the item's labellers (ties are left out).
+    MAJORITY = "majority"
+    # Only items whose labellers all agree; adjudicated disagreements are left out too.
+    UNANIMOUS_ONLY = "unanimous-only"
+
+
 class QuerySource(models.TextChoices):
     GOLD = "gold"
     LIVE = "live"
@@ -124,7 +141,7 @@ class Label(models.Model):
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="labels")
     labeller = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
     decision = models.CharField(max_length=8, choices=LabelDecision.choices)
-    error_class = models.CharField(max_length=32, choices=ErrorClass.choices, blank=True)
+    error_class = models.CharField(max_length=32, choices=LABEL_ERROR_CLASSES, blank=True)
     note = models.TextField(blank=True)
     source = models.CharField(max_length=16, choices=LabelSource.choices, default=LabelSource.MANUAL)
     is_current = models.BooleanField(default=True)
@@ -196,6 +213,12 @@ class GoldSetVersion(models.Model):
     is_frozen = models.BooleanField(default=False)
     # Items left out because their labels disagree and nobody adjudicated them yet.
     unresolved_count = models.PositiveIntegerField(default=0)
+    # Set with is_frozen (nullable so that adding them keeps SQLite's triggers on the table):
+    # the resolution policy, how many items each rule decided or left out, and the items
+    # left out as [{"id": external id, "reason": ...}].
+    resolution = models.CharField(max_length=16, choices=ResolutionPolicy.choices, null=True, blank=True)
+    resolution_counts = models.JSONField(null=True, blank=True)
+    left_out = models.JSONField(null=True, blank=True)
 
     objects = FrozenVersionQuerySet.as_manager()
 
@@ -218,6 +241,17 @@ class GoldSetVersion(models.Model):
             raise ImmutableVersionError(f"{self} is published and cannot be deleted.")
         return super().delete(*args, **kwargs)
 
+    @property
+    def left_out_summary(self) -> str:
+        """Say how many items were left out and why, e.g. "12 left out: 12 unresolved tie"."""
+        reasons: dict[str, int] = {}
+        for entry in self.left_out or []:
+            reasons[entry["reason"]] = reasons.get(entry["reason"], 0) + 1
+        if not reasons:
+            return f"{self.unresolved_count} left out" if self.unresolved_count else "none left out"
+        detail = ", ".join(f"{n} {reason}" for reason, n in sorted(reasons.items()))
+        return f"{sum(reasons.values())} left out: {detail}"
+
 
 class GoldSetVersionItem(models.Model):
     """One frozen (query, final label, error class) row of a published version."""
@@ -225,7 +259,7 @@ class GoldSetVersionItem(models.Model):
     version = models.ForeignKey(GoldSetVersion, on_delete=models.CASCADE, related_name="items")
     query = models.ForeignKey(Query, on_delete=models.PROTECT, related_name="version_items")
     decision = models.CharField(max_length=8, choices=LabelDecision.choices)
-    error_class = models.CharField(max_length=32, choices=ErrorClass.choices, blank=True)
+    error_class = models.CharField(max_length=32, choices=LABEL_ERROR_CLASSES, blank=True)
 
     objects = FrozenItemQuerySet.as_manager()
 
@@ -258,7 +292,7 @@ class Adjudication(models.Model):
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="adjudications")
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
     decision = models.CharField(max_length=8, choices=LabelDecision.choices)
-    error_class = models.CharField(max_length=32, choices=ErrorClass.choices, blank=True)
+    error_class = models.CharField(max_length=32, choices=LABEL_ERROR_CLASSES, blank=True)
     reason = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,15 +1,17 @@
 """Reads of the labelling app: the queue, final labels, agreement data, version diffs."""
 
 import itertools
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import sqlglot
-from django.db.models import Q
+from django.db.models import Count, Q
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from labelling.models import (
+    UNCLASSIFIED,
     Adjudication,
     GoldSet,
     GoldSetVersion,
@@ -18,6 +20,7 @@ from labelling.models import (
     LabelDecision,
     Query,
     QuerySource,
+    ResolutionPolicy,
 )
 from probes.fingerprint import sqlglot_dialect
 
@@ -181,8 +184,20 @@ class FinalLabel:
     query_id: int
     decision: str | None
     error_class: str = ""
-    how: str = "single"  # adjudication | agreement | single | unresolved | unsure
+    how: str = "single"  # adjudication | agreement | single | majority | unresolved | tie | unsure | adjudicated
     disagreeing: int = 0
+
+    @property
+    def left_out_reason(self) -> str:
+        return LEFT_OUT_REASONS.get(self.how, self.how)
+
+
+LEFT_OUT_REASONS = {
+    "unresolved": "unresolved disagreement",
+    "tie": "unresolved tie",
+    "unsure": "all labels unsure",
+    "adjudicated": "disagreement (adjudicated, but the policy takes unanimous items only)",
+}
 
 
 def _resolve(query_id: int, ratings: list[tuple[str, str]]) -> FinalLabel:
@@ -196,15 +211,44 @@ def _resolve(query_id: int, ratings: list[tuple[str, str]]) -> FinalLabel:
     return FinalLabel(query_id, None, "", "unresolved", disagreeing=1)
 
 
-def final_labels(*, gold_set: GoldSet) -> Iterator[FinalLabel]:
-    """Yield the final label of every labelled or adjudicated query in the gold set."""
+def _resolve_by_majority(query_id: int, ratings: list[tuple[str, str]]) -> FinalLabel:
+    """Take the decision more than half of the item's labellers gave (unsure votes count against).
+
+    The error class of a majority "wrong" is the class more than half of its wrong votes
+    gave, else `unclassified`. No strict majority (a tie, or too many unsure) leaves the
+    item out.
+    """
+    unanimous = _resolve(query_id, ratings)
+    if unanimous.decision is not None or unanimous.how == "unsure":
+        return unanimous
+    decisions = Counter(d for d, _ in ratings)
+    decision, votes = decisions.most_common(1)[0]
+    if decision == LabelDecision.UNSURE or votes * 2 <= len(ratings):
+        return FinalLabel(query_id, None, "", "tie", disagreeing=1)
+    error_class = ""
+    if decision == LabelDecision.WRONG:
+        classes = Counter(e for d, e in ratings if d == LabelDecision.WRONG)
+        top, top_votes = classes.most_common(1)[0]
+        error_class = top if top_votes * 2 > votes else UNCLASSIFIED
+    return FinalLabel(query_id, decision, error_class, "majority")
+
+
+def final_labels(*, gold_set: GoldSet, policy: str = ResolutionPolicy.MANUAL) -> Iterator[FinalLabel]:
+    """Yield the final label of every labelled or adjudicated query in the gold set under `policy`.
+
+    manual: the latest adjudication, else the label every decisive labeller agrees on.
+    majority: the adjudication, else a strict majority of labellers. unanimous-only:
+    items whose labellers all agree; adjudications are not used.
+    """
     adjudicated: dict[int, tuple[str, str]] = {}
-    for query_id, decision, error_class in (
-        Adjudication.objects.filter(query__gold_set=gold_set)
-        .order_by("query_id", "-created_at", "-id")
-        .values_list("query_id", "decision", "error_class")
-    ):
-        adjudicated.setdefault(query_id, (decision, error_class))
+    if policy != ResolutionPolicy.UNANIMOUS_ONLY:
+        for query_id, decision, error_class in (
+            Adjudication.objects.filter(query__gold_set=gold_set)
+            .order_by("query_id", "-created_at", "-id")
+            .values_list("query_id", "decision", "error_class")
+        ):
+            adjudicated.setdefault(query_id, (decision, error_class))
+    resolve = _resolve_by_majority if policy == ResolutionPolicy.MAJORITY else _resolve
     rows = (
         Label.objects.filter(query__gold_set=gold_set, is_current=True)
         .order_by("query_id")
@@ -216,7 +260,7 @@ def final_labels(*, gold_set: GoldSet) -> Iterator[FinalLabel]:
             decision, error_class = adjudicated.pop(query_id)
             yield FinalLabel(query_id, decision, error_class, "adjudication")
             continue
-        yield _resolve(query_id, [(d, e) for _, d, e in group])
+        yield resolve(query_id, [(d, e) for _, d, e in group])
     for query_id, (decision, error_class) in adjudicated.items():
         yield FinalLabel(query_id, decision, error_class, "adjudication")
 
@@ -236,19 +280,32 @@ class RatingTable:
     raters: list[str] = field(default_factory=list)
 
 
-def agreement_ratings(*, gold_set: GoldSet) -> RatingTable:
-    """Load every multiply-rated item's current labels; an import without labeller is one rater."""
+def agreement_ratings(*, gold_set: GoldSet, version: GoldSetVersion | None = None) -> RatingTable:
+    """Load every multiply-rated item's current labels; an import without labeller is one rater.
+
+    With `version`, only the items of that version and the items it left out count.
+    """
+    labels = Label.objects.filter(query__gold_set=gold_set, is_current=True, query__label_count__gte=2)
+    if version is not None:
+        labels = labels.filter(query_id__in=version_query_ids(version=version))
     by_query: dict[int, dict[str, str]] = {}
-    rows = (
-        Label.objects.filter(query__gold_set=gold_set, is_current=True, query__label_count__gte=2)
-        .values_list("query_id", "labeller__username", "decision", "error_class")
-        .iterator(chunk_size=5000)
-    )
+    rows = labels.values_list("query_id", "labeller__username", "decision", "error_class").iterator(chunk_size=5000)
     for query_id, username, decision, error_class in rows:
         by_query.setdefault(query_id, {})[username or IMPORT_RATER] = rating_category(decision, error_class)
     ratings = {q: r for q, r in by_query.items() if len(r) >= 2}
     raters = sorted({rater for r in ratings.values() for rater in r})
     return RatingTable(ratings=ratings, raters=raters)
+
+
+def version_query_ids(*, version: GoldSetVersion) -> list[int]:
+    """Return the ids of a version's items and of the items it left out."""
+    ids = set(GoldSetVersionItem.objects.filter(version=version).values_list("query_id", flat=True))
+    left_out = [entry["id"] for entry in version.left_out or []]
+    if left_out:
+        ids |= set(
+            Query.objects.filter(gold_set_id=version.gold_set_id, external_id__in=left_out).values_list("id", flat=True)
+        )
+    return sorted(ids)
 
 
 def disagreeing_queries(*, table: RatingTable) -> list[int]:
@@ -288,3 +345,107 @@ def version_diff(*, old: GoldSetVersion, new: GoldSetVersion) -> VersionDiff:
         else:
             changed.append({**b, "old_decision": a["decision"], "old_error_class": a["error_class"]})
     return VersionDiff(added=added, removed=removed, changed=changed, unchanged=unchanged)
+
+
+# --- Browsing a version ------------------------------------------------------------------
+
+
+@dataclass
+class BrowseFilters:
+    """What the gold-set browser filters on (all optional)."""
+
+    search: str = ""
+    label: str = ""
+    error_class: str = ""
+    labeller: str = ""
+    disagreement: str = ""  # "yes" | "no" | ""
+    source: str = ""  # a label source: import, manual, triage, audit
+
+    @classmethod
+    def from_query(cls, params) -> "BrowseFilters":
+        return cls(**{name: (params.get(name) or "").strip() for name in cls.__dataclass_fields__})
+
+    def as_query(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if value}
+
+
+def version_items(*, version: GoldSetVersion, filters: BrowseFilters):
+    """Return the version's items matching the filters, with their query, in item order."""
+    items = GoldSetVersionItem.objects.filter(version=version).select_related("query")
+    if filters.search:
+        items = items.filter(Q(query__question__icontains=filters.search) | Q(query__sql__icontains=filters.search))
+    if filters.label:
+        items = items.filter(decision=filters.label)
+    if filters.error_class:
+        items = items.filter(error_class=filters.error_class)
+    if filters.labeller:
+        items = items.filter(
+            query__labels__labeller__username=filters.labeller, query__labels__is_current=True
+        ).distinct()
+    if filters.source:
+        items = items.filter(query__labels__source=filters.source, query__labels__is_current=True).distinct()
+    if filters.disagreement in ("yes", "no"):
+        current = Q(query__labels__is_current=True)
+        items = items.annotate(
+            decisions=Count("query__labels__decision", filter=current, distinct=True),
+            classes=Count("query__labels__error_class", filter=current, distinct=True),
+        )
+        disagreeing = Q(decisions__gt=1) | Q(classes__gt=1)
+        items = items.filter(disagreeing) if filters.disagreement == "yes" else items.exclude(disagreeing)
+    return items.order_by("query_id")
+
+
+def item_details(*, query_ids: list[int]) -> dict[int, dict]:
+    """Return {query id: {"labels": [...], "adjudications": [...]}}: every label, history included."""
+    details = {query_id: {"labels": [], "adjudications": []} for query_id in query_ids}
+    for label in (
+        Label.objects.filter(query_id__in=query_ids).select_related("labeller").order_by("query_id", "created_at", "id")
+    ):
+        details[label.query_id]["labels"].append(label)
+    for adjudication in (
+        Adjudication.objects.filter(query_id__in=query_ids)
+        .select_related("adjudicator")
+        .order_by("query_id", "created_at", "id")
+    ):
+        details[adjudication.query_id]["adjudications"].append(adjudication)
+    return details
+
+
+def version_item_records(*, version: GoldSetVersion, filters: BrowseFilters, chunk: int = 1000) -> Iterator[dict]:
+    """Yield the filtered items with every label and adjudication, as plain dicts (for export)."""
+    items = version_items(version=version, filters=filters)
+    for start in itertools.count(0, chunk):
+        page = list(items[start : start + chunk])
+        if not page:
+            return
+        details = item_details(query_ids=[item.query_id for item in page])
+        for item in page:
+            detail = details[item.query_id]
+            yield {
+                "id": item.query.external_id,
+                "question": item.query.question,
+                "sql": item.query.sql,
+                "label": item.decision,
+                "error_class": item.error_class or None,
+                "labels": [
+                    {
+                        "labeller": label.labeller.username if label.labeller else IMPORT_RATER,
+                        "label": label.decision,
+                        "error_class": label.error_class or None,
+                        "source": label.source,
+                        "current": label.is_current,
+                        "at": label.created_at.isoformat(),
+                    }
+                    for label in detail["labels"]
+                ],
+                "adjudications": [
+                    {
+                        "adjudicator": adjudication.adjudicator.username,
+                        "label": adjudication.decision,
+                        "error_class": adjudication.error_class or None,
+                        "reason": adjudication.reason,
+                        "at": adjudication.created_at.isoformat(),
+                    }
+                    for adjudication in detail["adjudications"]
+                ],
+            }

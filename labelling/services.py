@@ -12,6 +12,7 @@ from django.db.models import F, Max
 
 from labelling.bulk import insert_rows
 from labelling.models import (
+    UNCLASSIFIED,
     Adjudication,
     ErrorClass,
     GoldSet,
@@ -22,6 +23,7 @@ from labelling.models import (
     LabelSource,
     Query,
     QuerySource,
+    ResolutionPolicy,
 )
 from probes.fingerprint import sql_fingerprint
 
@@ -42,7 +44,7 @@ def validate_decision(decision: str, error_class: str, *, allow_unsure: bool = T
     if decision == LabelDecision.WRONG:
         if not error_class:
             raise ValidationError({"error_class": "A wrong label needs an error class."})
-        if error_class not in ErrorClass.values:
+        if error_class not in ErrorClass.values and error_class != UNCLASSIFIED:
             raise ValidationError({"error_class": f"'{error_class}' is not a known error class."})
     elif error_class:
         raise ValidationError({"error_class": f"Only a wrong label carries an error class, not a {decision} one."})
@@ -175,32 +177,47 @@ def adjudication_create(
 
 
 @transaction.atomic
-def goldset_publish(*, gold_set: GoldSet, user=None, note: str = "") -> GoldSetVersion:
-    """Freeze the gold set's final labels into a new immutable version.
+def goldset_publish(
+    *, gold_set: GoldSet, user=None, note: str = "", resolve: str = ResolutionPolicy.MANUAL
+) -> GoldSetVersion:
+    """Freeze the gold set's final labels into a new immutable version under a resolution policy.
 
-    A final label is the latest adjudication, else the label every decisive current
-    label agrees on (one label alone is final; `unsure` abstains). Items whose labels
-    disagree and are not adjudicated are left out and counted in `unresolved_count`;
-    they enter a later version once adjudicated. Publishing never blocks on them.
+    `manual`: the latest adjudication, else the label every decisive current label agrees
+    on (one label alone is final; `unsure` abstains). `majority`: the adjudication, else a
+    strict majority of the item's labellers. `unanimous-only`: only items whose labellers
+    agree. Items left out are listed on the version with the reason and counted in
+    `unresolved_count`; the version records its policy and how many items each rule
+    decided. Publishing never blocks on them.
     """
     from labelling.selectors import final_labels
 
+    if resolve not in ResolutionPolicy.values:
+        raise ValidationError({"resolve": f"'{resolve}' is not one of {', '.join(ResolutionPolicy.values)}."})
     GoldSet.objects.select_for_update().filter(pk=gold_set.pk).first()
     last = GoldSetVersion.objects.filter(gold_set=gold_set).aggregate(n=Max("number"))["n"] or 0
     version = GoldSetVersion.objects.create(gold_set=gold_set, number=last + 1, published_by=user, note=note)
-    unresolved = 0
+    counts = {"adjudication": 0, "agreement": 0, "single": 0, "majority": 0, "left_out": 0}
+    left_out: list[tuple[int, str]] = []
     batch: list[tuple] = []
     fields = ["version", "query", "decision", "error_class"]
-    for final in final_labels(gold_set=gold_set):
+    for final in final_labels(gold_set=gold_set, policy=resolve):
         if final.decision is None:
-            unresolved += final.disagreeing
+            counts["left_out"] += 1
+            left_out.append((final.query_id, final.left_out_reason))
             continue
+        counts[final.how] = counts.get(final.how, 0) + 1
         batch.append((version.pk, final.query_id, final.decision, final.error_class))
         if len(batch) >= ITEM_BATCH_SIZE:
             insert_rows(GoldSetVersionItem, fields, batch)
             batch = []
     insert_rows(GoldSetVersionItem, fields, batch)
-    GoldSetVersion.objects.filter(pk=version.pk, is_frozen=False).update(is_frozen=True, unresolved_count=unresolved)
+    external_ids = dict(
+        Query.objects.filter(pk__in=[query_id for query_id, _ in left_out]).values_list("pk", "external_id")
+    )
+    listed = [{"id": external_ids[query_id], "reason": reason} for query_id, reason in left_out]
+    GoldSetVersion.objects.filter(pk=version.pk, is_frozen=False).update(
+        is_frozen=True, unresolved_count=len(left_out), resolution=resolve, resolution_counts=counts, left_out=listed
+    )
     version.refresh_from_db()
     return version
 
@@ -221,14 +238,16 @@ def query_fingerprint_fill(*, gold_set_id: int | None = None, limit: int = 500) 
     return len(batch)
 
 
-def goldset_import(*, path_or_file, gold_set_name: str, fmt: str | None = None, user=None, progress=None):
+def goldset_import(*, path_or_file, gold_set_name: str, fmt: str | None = None, user=None, progress=None, **options):
     """Import a JSONL or CSV gold set file in one transaction and publish a new version.
 
-    See `labelling.goldset_io.goldset_import`.
+    See `labelling.goldset_io.goldset_import` (options: create_labellers, positive_means, resolve).
     """
     from labelling.goldset_io import goldset_import as run_import
 
-    return run_import(path_or_file=path_or_file, gold_set_name=gold_set_name, fmt=fmt, user=user, progress=progress)
+    return run_import(
+        path_or_file=path_or_file, gold_set_name=gold_set_name, fmt=fmt, user=user, progress=progress, **options
+    )
 
 
 def goldset_export(*, version: GoldSetVersion, fmt: str, out) -> int:

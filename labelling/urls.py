@@ -18,6 +18,10 @@ urlpatterns = [
     path("goldsets/<slug:name>/", views.goldset_detail, name="goldset_detail"),
     path("goldsets/<slug:name>/publish/", views.goldset_publish, name="goldset_publish"),
     path("goldsets/<slug:name>/agreement/", views.agreement, name="agreement"),
+    path("goldsets/<slug:name>/agreement.<str:fmt>", views.agreement_export, name="agreement_export"),
+    path("goldsets/<slug:name>/disagreements.<str:fmt>", views.disagreements_export, name="disagreements_export"),
+    path("goldsets/<slug:name>/v<int:number>/", views.version_browse, name="version_browse"),
+    path("goldsets/<slug:name>/v<int:number>/items.<str:fmt>", views.version_items_export, name="version_items_export"),
     path("goldsets/<slug:name>/diff/", views.version_diff, name="version_diff"),
     path("versions/<int:pk>/export.<str:fmt>", views.version_export, name="version_export"),
 ]

@@ -2,15 +2,18 @@
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
+from config.exports import csv_response, json_response, records_csv_response
 from config.roles import ADMIN, LABELLER, ML_ENGINEER, has_role, role_required
 from labelling import selectors, services
-from labelling.agreement_report import agreement_report
-from labelling.forms import AdjudicationForm, ImportForm, LabelForm, PublishForm
+from labelling.agreement_report import agreement_report, agreement_rows, disagreement_rows
+from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, LabelForm, PublishForm
 from labelling.goldset_io import GoldImportError, export_lines
 from labelling.models import ErrorClass, GoldSet, GoldSetVersion, Query, QuerySource
 from labelling.preview import preview_query_for, query_preview
@@ -161,12 +164,17 @@ def goldset_publish(request, name):
     """Publish the gold set's current final labels as a new immutable version."""
     gold_set = get_object_or_404(GoldSet, name=name)
     form = PublishForm(request.POST)
-    note = form.cleaned_data["note"] if form.is_valid() else ""
-    version = services.goldset_publish(gold_set=gold_set, user=request.user, note=note)
-    messages.success(
-        request, f"Published {version}: {version.items.count()} items, {version.unresolved_count} unresolved left out."
+    if not form.is_valid():
+        messages.error(request, f"Not published: {form.errors.as_text()}")
+        return redirect("labelling:goldset_detail", name)
+    resolve = form.cleaned_data["resolve"] or "manual"
+    version = services.goldset_publish(
+        gold_set=gold_set, user=request.user, note=form.cleaned_data["note"], resolve=resolve
     )
-    return redirect("labelling:goldset_detail", name)
+    messages.success(
+        request, f"Published {version} under {resolve}: {version.items.count()} items, {version.left_out_summary}."
+    )
+    return redirect("labelling:version_browse", name, version.number)
 
 
 @role_required(LABELLER, ML_ENGINEER, ADMIN)
@@ -197,17 +205,142 @@ def version_export(request, pk, fmt):
     return response
 
 
+def _agreement_scope(request, name) -> tuple[GoldSet, GoldSetVersion | None]:
+    gold_set = get_object_or_404(GoldSet, name=name)
+    number = request.GET.get("version")
+    if not number:
+        return gold_set, None
+    if not number.isdigit():
+        raise Http404("No such version.")
+    return gold_set, get_object_or_404(GoldSetVersion, gold_set=gold_set, number=int(number), is_frozen=True)
+
+
 @role_required(LABELLER, ML_ENGINEER, ADMIN)
 def agreement(request, name):
     """Show agreement per labeller pair, over all raters and per error class, and the items that disagree."""
-    gold_set = get_object_or_404(GoldSet, name=name)
-    report = agreement_report(gold_set=gold_set)
-    can_adjudicate = has_role(request.user, ML_ENGINEER, ADMIN)
-    return render(
-        request,
-        "labelling/agreement.html",
-        {"gold_set": gold_set, "report": report, "can_adjudicate": can_adjudicate, "form": AdjudicationForm()},
+    gold_set, version = _agreement_scope(request, name)
+    report = agreement_report(gold_set=gold_set, version=version)
+    context = {
+        "gold_set": gold_set,
+        "version": version,
+        "report": report,
+        "disagreements": disagreement_rows(gold_set=gold_set, version=version),
+        "can_adjudicate": has_role(request.user, ML_ENGINEER, ADMIN),
+        "form": AdjudicationForm(),
+        "versions": gold_set.versions.filter(is_frozen=True).order_by("-number"),
+    }
+    return render(request, "labelling/agreement.html", context)
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def agreement_export(request, name, fmt):
+    """Download the agreement figures (the same dict as `agreement_report --format json`)."""
+    gold_set, version = _agreement_scope(request, name)
+    report = agreement_report(gold_set=gold_set, version=version)
+    stem = f"{gold_set.name}-agreement" + (f"-v{version.number}" if version else "")
+    if fmt == "json":
+        return json_response(f"{stem}.json", report)
+    if fmt == "csv":
+        return csv_response(f"{stem}.csv", *agreement_rows(report))
+    raise Http404("Export as .json or .csv.")
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def disagreements_export(request, name, fmt):
+    """Download the items whose labellers disagree, with their labels and adjudication."""
+    gold_set, version = _agreement_scope(request, name)
+    records = [
+        {
+            "id": row["query"].external_id,
+            "question": row["query"].question,
+            "labels": dict(row["ratings"]),
+            "adjudication": (
+                f"{row['adjudication'].decision} {row['adjudication'].error_class}".strip()
+                if row["adjudication"]
+                else None
+            ),
+            "adjudication_reason": row["adjudication"].reason if row["adjudication"] else None,
+        }
+        for row in disagreement_rows(gold_set=gold_set, version=version)
+    ]
+    stem = f"{gold_set.name}-disagreements"
+    if fmt == "json":
+        return json_response(f"{stem}.json", records)
+    if fmt == "csv":
+        columns = ["id", "question", "labels", "adjudication", "adjudication_reason"]
+        return records_csv_response(f"{stem}.csv", columns, records)
+    raise Http404("Export as .json or .csv.")
+
+
+# --- Browsing a version --------------------------------------------------------------------
+
+BROWSE_PAGE_SIZE = 50
+ITEM_COLUMNS = ["id", "question", "sql", "label", "error_class"]
+LABEL_COLUMNS = ["labeller", "labeller_label", "labeller_error_class", "label_source", "current", "labelled_at"]
+
+
+def _version(name: str, number: int) -> GoldSetVersion:
+    return get_object_or_404(
+        GoldSetVersion.objects.select_related("gold_set", "published_by"),
+        gold_set__name=name,
+        number=number,
+        is_frozen=True,
     )
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def version_browse(request, name, number):
+    """List a version's items with search, filters and pages; each with its labels, adjudication and history."""
+    version = _version(name, number)
+    form = BrowseForm(request.GET or None)
+    filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
+    page = Paginator(selectors.version_items(version=version, filters=filters), BROWSE_PAGE_SIZE).get_page(
+        request.GET.get("page")
+    )
+    details = selectors.item_details(query_ids=[item.query_id for item in page])
+    rows = [{"item": item, **details[item.query_id]} for item in page]
+    context = {
+        "version": version,
+        "gold_set": version.gold_set,
+        "form": form,
+        "page": page,
+        "rows": rows,
+        "filter_query": urlencode(filters.as_query()),
+    }
+    return render(request, "labelling/version_browse.html", context)
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def version_items_export(request, name, number, fmt):
+    """Download the (filtered) items of a version with every label: JSON nested, CSV a row per label."""
+    version = _version(name, number)
+    form = BrowseForm(request.GET or None)
+    filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
+    records = selectors.version_item_records(version=version, filters=filters)
+    stem = f"{version.gold_set.name}-v{version.number}-items"
+    if fmt == "json":
+        return json_response(f"{stem}.json", list(records))
+    if fmt != "csv":
+        raise Http404("Export as .json or .csv.")
+
+    def rows():
+        for record in records:
+            item = [record[name] for name in ITEM_COLUMNS]
+            for label in record["labels"] or [{}]:
+                yield [
+                    *item,
+                    label.get("labeller"),
+                    label.get("label"),
+                    label.get("error_class"),
+                    label.get("source"),
+                    label.get("current"),
+                    label.get("at"),
+                    "; ".join(
+                        f"{a['label']} {a['error_class'] or ''} by {a['adjudicator']}" for a in record["adjudications"]
+                    ),
+                ]
+
+    return csv_response(f"{stem}.csv", [*ITEM_COLUMNS, *LABEL_COLUMNS, "adjudications"], rows())
 
 
 @require_POST
@@ -225,25 +358,49 @@ def adjudicate(request, pk):
     return redirect(back)
 
 
+def _field_title(form, field: str) -> str:
+    if field not in form.fields:
+        return ""
+    return f"{form.fields[field].label or field.replace('_', ' ').capitalize()}: "
+
+
 @role_required(ML_ENGINEER, ADMIN)
 def goldset_import(request):
-    """Upload a JSONL/CSV gold set file; import it in one transaction and publish a version."""
+    """Upload a JSONL/CSV gold set file; import it in one transaction and publish a version.
+
+    Every outcome says what happened: the reason of a failure (nothing imported), or what
+    was created, updated and skipped. htmx gets the result with `X-Import-Status`.
+    """
     form = ImportForm(request.POST or None, request.FILES or None)
     context = {"form": form}
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and not form.is_valid():
+        context["import_error"] = " ".join(
+            f"{_field_title(form, field)}{error}" for field, errors in form.errors.items() for error in errors
+        )
+    elif request.method == "POST":
         data = form.cleaned_data
         try:
             version = services.goldset_import(
-                path_or_file=data["file"], gold_set_name=data["gold_set"], fmt=data["format"] or None, user=request.user
+                path_or_file=data["file"],
+                gold_set_name=data["gold_set"],
+                fmt=data["format"] or None,
+                user=request.user,
+                resolve=data["resolve"] or "manual",
+                positive_means=data["positive_means"] or "correct",
+                create_labellers=data["create_labellers"],
             )
         except (GoldImportError, ValidationError, UnicodeDecodeError) as exc:
             context["import_error"] = str(exc)
         else:
             context["version"] = version
+            context["summary"] = version.import_summary
             if not request.htmx:
-                messages.success(request, f"Imported and published {version}.")
-                return redirect("labelling:goldset_detail", version.gold_set.name)
+                messages.success(request, f"Imported and published {version}: {version.import_summary.describe()}")
+                return redirect("labelling:version_browse", version.gold_set.name, version.number)
     template = "labelling/import.html#result" if request.htmx else "labelling/import.html"
     # htmx swaps only 2xx answers, so an import error travels as a 200 with the message.
-    failed = context.get("import_error") and not request.htmx
-    return render(request, template, context, status=422 if failed else 200)
+    failed = bool(context.get("import_error"))
+    response = render(request, template, context, status=422 if failed and not request.htmx else 200)
+    if request.method == "POST":
+        response["X-Import-Status"] = "failed" if failed else "imported"
+    return response

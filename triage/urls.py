@@ -1,6 +1,6 @@
 from django.urls import path
 
-from triage import views
+from triage import export_views, views
 
 app_name = "triage"
 
@@ -12,6 +12,8 @@ urlpatterns = [
     path("items/<int:pk>/release/", views.release, name="release"),
     path("items/<int:pk>/reopen/", views.reopen, name="reopen"),
     path("resolved/", views.resolved, name="resolved"),
+    path("queue.<str:fmt>", export_views.queue_export, name="queue_export"),
+    path("resolved.<str:fmt>", export_views.resolved_export, name="resolved_export"),
     path("unjudged/", views.unjudged, name="unjudged"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("alerts/<int:pk>/acknowledge/", views.acknowledge_alert, name="acknowledge_alert"),

@@ -76,14 +76,14 @@ def test_a_known_judge_gets_its_latest_version(tmp_path, gold):
 @pytest.mark.parametrize(
     ("bad", "message"),
     [
-        ("{not json", "line 3: not valid JSON"),
+        ("{not json", "line 3: invalid JSON"),
+        ("[" * 5000 + "]" * 5000, "line 3: invalid JSON \\(nested too deeply\\)"),
         (line(decision="maybe"), "line 3: decision 'maybe'"),
-        (line(query_id="nope"), "line 3: query_id 'nope'"),
         (line(repeat=-1), "line 3: repeat must be a non-negative integer"),
         (line(cost_usd="lots"), "line 3: cost_usd must be a number"),
-        (line(judge="has space"), "line 3: judge 'has space'"),
+        (line(judge="x" * 201), "line 3: judge name is longer than 200 characters"),
         (json.dumps({"judge": "x", "decision": "accept"}), "line 3: missing field 'query_id'"),
-        (line("q000"), "line 3: same judge, query, run and repeat as line 1"),
+        (line("q000"), "line 3: same judge, item, run and repeat as line 1"),
     ],
 )
 def test_a_bad_line_is_named_and_nothing_is_written(tmp_path, gold, bad, message):

@@ -13,12 +13,17 @@ def sql_highlight(sql, dialect="sqlite"):
 
 @register.filter
 def kappa(value):
-    """Show an agreement coefficient with two decimals, or n/a when undefined."""
+    """Show an agreement coefficient with three decimals, or n/a when undefined."""
     if value is None or value != value:  # NaN
         return "n/a"
-    return f"{value:.2f}"
+    return f"{value:.3f}"
 
 
 @register.filter
 def get_item(mapping, key):
     return mapping.get(key, "")
+
+
+@register.filter
+def get_index(sequence, index):
+    return sequence[index]

@@ -102,13 +102,12 @@ def test_csv_imports_like_jsonl(setup, tmp_path):
 BAD_JSONL = [
     ("unknown-error-class", [dict(GOOD[1], error_class="made_up")], 2, "unknown error class 'made_up'"),
     ("missing-field", [{k: v for k, v in GOOD[0].items() if k != "sql"}], 2, "missing field 'sql'"),
-    ("wrong-without-class", [dict(GOOD[1], error_class=None)], 2, "a wrong label needs an error_class"),
-    ("bad-label", [dict(GOOD[0], label="maybe")], 2, "label must be 'correct' or 'wrong'"),
+    ("bad-label", [dict(GOOD[0], label="maybe")], 2, "label must be correct or wrong (or 1/0"),
     (
-        "duplicate-different-label",
+        "same-labeller-different-label",
         [dict(GOOD[0], label="wrong", error_class="syntax")],
         2,
-        "duplicate id 'a1' with a different label",
+        "id 'a1' labelled twice by the import (no labeller) with different labels (line 1)",
     ),
     ("unknown-warehouse", [dict(GOOD[0], id="z", warehouse="nowhere")], 2, "unknown warehouse 'nowhere'"),
     ("unknown-labeller", [dict(GOOD[0], id="z", labeller="nobody")], 2, "unknown labeller 'nobody'"),
@@ -144,7 +143,7 @@ def test_a_clash_with_an_earlier_batch_is_found_and_nothing_written(setup, tmp_p
 
     monkeypatch.setattr(goldset_io, "BATCH_SIZE", 2)
     records = [GOOD[0], GOOD[1], GOOD[2], dict(GOOD[0], label="wrong", error_class="syntax")]
-    with pytest.raises(GoldImportError, match=r"^line 4: duplicate id 'a1' with a different label"):
+    with pytest.raises(GoldImportError, match=r"^line 4: id 'a1' labelled twice by the import"):
         goldset_import(path_or_file=write_jsonl(tmp_path / "b.jsonl", records), gold_set_name="bad")
     assert not Query.objects.exists() and not Label.objects.exists()
 
@@ -160,7 +159,7 @@ def test_an_exact_repeat_of_a_line_is_harmless(setup, tmp_path):
         ('id,question,sql,label\na1,q,"SELECT 1,correct\n', 2, "bad CSV"),
         ("id,question,label\na1,q,correct\n", 1, "missing column 'sql'"),
         ("id,question,sql,label\na1,q,SELECT 1,correct,extra\n", 2, "expected 4 fields, found 5"),
-        ('id,question,sql,label,error_class\na1,q,"SELECT\n1",wrong,\n', 2, "needs an error_class"),
+        ('id,question,sql,label,error_class\na1,q,"SELECT\n1",maybe,\n', 2, "label must be correct or wrong"),
         (
             'id,question,sql,label,error_class\na1,q,"SELECT\n1",correct,\na2,q,x,wrong,bogus\n',
             4,

@@ -1,11 +1,10 @@
 """Print the calibration report of a gold-set version as JSON, CSV or a table."""
 
-import csv
-import io
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from config.exports import csv_text
 from judges.report import build_report
 from judges.selectors import run_selection_parse
 from labelling.models import GoldSetVersion
@@ -73,16 +72,14 @@ def number(value) -> str:
     return "-" if value is None else f"{value:.0f}"
 
 
-def report_as_csv(report: dict) -> str:
-    """Return one CSV row per judge version; intervals split into _lo/_hi, classes into columns."""
+def report_csv_table(report: dict) -> tuple[list[str], list[list]]:
+    """Return (header, rows): one row per judge version; intervals split into _lo/_hi, classes into columns."""
     classes = sorted({slug for judge in report["judges"] for slug in judge["catch_rate_by_error_class"]})
     header = []
     for column in JUDGE_COLUMNS:
         header += [f"{column}_lo", f"{column}_hi"] if column.endswith("_ci95") else [column]
     header += [f"catch_rate_{slug}" for slug in classes]
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
+    rows = []
     for judge in report["judges"]:
         row = []
         for column in JUDGE_COLUMNS:
@@ -97,8 +94,13 @@ def report_as_csv(report: dict) -> str:
             "" if judge["catch_rate_by_error_class"].get(slug) is None else judge["catch_rate_by_error_class"][slug]
             for slug in classes
         ]
-        writer.writerow(row)
-    return out.getvalue()
+        rows.append(row)
+    return header, rows
+
+
+def report_as_csv(report: dict) -> str:
+    """Return the judges as CSV; judge names are free text (imported), so cells are neutralised."""
+    return csv_text(*report_csv_table(report))
 
 
 def report_as_table(report: dict) -> str:
@@ -106,8 +108,8 @@ def report_as_table(report: dict) -> str:
     items = report["items"]
     lines = [
         f"{report['gold_set']} v{report['version']}: {items['total']} items "
-        f"({items['wrong']} wrong, {items['correct']} correct); {report['run_selection']['rule']}: "
-        f"runs {', '.join(map(str, report['runs'])) or 'none'}"
+        f"({items['wrong']} wrong, {items['correct']} correct), {report['left_out']['summary']}; "
+        f"{report['run_selection']['rule']}: runs {', '.join(map(str, report['runs'])) or 'none'}"
     ]
     lines += [f"warning: {warning}" for warning in report["warnings"]]
     rows = [[title for title, _ in TABLE_COLUMNS]] + [[cell(j) for _, cell in TABLE_COLUMNS] for j in report["judges"]]
