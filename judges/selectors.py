@@ -6,7 +6,8 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from judges.models import CalibrationRun, Decision, Judge, JudgeVersion, RunStatus, Verdict
+from judges.backends.prompt import request_join
+from judges.models import CalibrationRun, Decision, Judge, JudgeVersion, PromptPrefix, RunStatus, Verdict
 from judges.services import VERSION_FIELDS
 
 
@@ -78,3 +79,57 @@ def runs_recent(limit: int = 20):
     return CalibrationRun.objects.select_related("gold_set_version__gold_set").prefetch_related("judge_versions")[
         :limit
     ]
+
+
+def verdict_trace(verdict: Verdict, prefix_body: dict | None = None) -> dict:
+    """Return what a reviewer needs to reproduce a verdict (the `export_verdicts` line)."""
+    if prefix_body is None and verdict.prompt_prefix_id:
+        prefix_body = verdict.prompt_prefix.body
+    context = verdict.context or {}
+    has_request = bool(prefix_body or verdict.request_tail)
+    return {
+        "id": verdict.pk,
+        "run": verdict.run_id,
+        "judge": verdict.judge_version.judge.name,
+        "judge_version": verdict.judge_version.number,
+        "judge_version_id": verdict.judge_version_id,
+        "query_id": verdict.query_id,
+        "external_id": verdict.query.external_id,
+        "repeat": verdict.repeat,
+        "decision": verdict.decision,
+        "reason": verdict.reason,
+        "error_class": verdict.error_class_guess,
+        "request": request_join(prefix_body, verdict.request_tail) if has_request else None,
+        "response": verdict.raw_response,
+        "usage": {
+            "input_tokens": verdict.input_tokens,
+            "output_tokens": verdict.output_tokens,
+            "cache_creation_input_tokens": verdict.cache_write_tokens,
+            "cache_read_input_tokens": verdict.cache_read_tokens,
+        },
+        "cost_usd": float(verdict.cost_usd),
+        "latency_ms": verdict.latency_ms,
+        "attempts": context.get("attempts"),
+        "simulated": verdict.simulated,
+        "endpoint": verdict.endpoint,
+        "catalogue_version": verdict.catalogue_version,
+        "schema": context.get("schema"),
+        "result_preview": context.get("result_preview"),
+        "created_at": verdict.created_at.isoformat() if verdict.created_at else None,
+    }
+
+
+def verdict_trace_rows(*, run: CalibrationRun):
+    """Yield the trace of every verdict of a run, in id order; each prefix is read once."""
+    prefixes: dict[int, dict] = {}
+    verdicts = (
+        Verdict.objects.filter(run=run)
+        .select_related("judge_version__judge", "query")
+        .order_by("pk")
+        .iterator(chunk_size=2000)
+    )
+    for verdict in verdicts:
+        prefix_id = verdict.prompt_prefix_id
+        if prefix_id and prefix_id not in prefixes:
+            prefixes[prefix_id] = PromptPrefix.objects.values_list("body", flat=True).get(pk=prefix_id)
+        yield verdict_trace(verdict, prefixes.get(prefix_id))

@@ -9,6 +9,7 @@ PostgreSQL tables outside `public` are named `schema.table`.
 from django.conf import settings
 from django.db import transaction
 
+from probes import schema_slice
 from probes.models import Catalogue, Dialect, Warehouse
 from probes.warehouses import open_postgres, open_sqlite_readonly, warehouse_dsn
 
@@ -170,6 +171,7 @@ def introspect(warehouse: Warehouse) -> dict:
 def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
     """Introspect the warehouse; store a new version unless nothing changed since the last."""
     snapshot = introspect(warehouse)
+    snapshot = schema_slice.snapshot_add_samples(warehouse=warehouse, snapshot=snapshot)  # issue 16: judge schema
     Warehouse.objects.select_for_update().filter(pk=warehouse.pk).first()
     latest = Catalogue.objects.filter(warehouse=warehouse).order_by("-version").first()
     if latest is not None and latest.snapshot == snapshot:
