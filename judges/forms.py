@@ -16,7 +16,10 @@ class JudgeVersionForm(forms.ModelForm):
         required=False,
         initial=dict,
         widget=forms.Textarea(attrs={"rows": 4}),
-        help_text='JSON, e.g. {"base_url": "...", "concurrency": 16, "api_key_env": "MY_KEY"}. Never a key itself.',
+        help_text=(
+            'JSON, e.g. {"base_url": "...", "concurrency": 16, "api_key_env": "MY_KEY"}. Never a key itself. '
+            '{"simulated": true} binds the judge to the local vendor simulator.'
+        ),
     )
 
     class Meta:
@@ -24,8 +27,16 @@ class JudgeVersionForm(forms.ModelForm):
         fields = VERSION_FIELDS
         widgets = VERSION_WIDGETS
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["schema_token_budget"].required = False
+
     def clean_config(self):
         return self.cleaned_data.get("config") or {}
+
+    def clean_schema_token_budget(self):
+        value = self.cleaned_data.get("schema_token_budget")
+        return JudgeVersion._meta.get_field("schema_token_budget").default if value is None else value
 
 
 class JudgeCreateForm(JudgeVersionForm):

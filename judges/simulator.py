@@ -288,9 +288,7 @@ class Simulator:
             )
         return payload
 
-    def usage(
-        self, request: dict, output: dict, *, anthropic: bool = True, arrived: float | None = None
-    ) -> dict:
+    def usage(self, request: dict, output: dict, *, anthropic: bool = True, arrived: float | None = None) -> dict:
         """Count tokens as the vendor bills them, with its caching rules.
 
         A prefix is cached only when the request asks (Anthropic: a cache_control

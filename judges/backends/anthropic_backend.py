@@ -74,7 +74,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
         prompt = self.prompt_for(query)
         request = self.request(query, prompt)
         trace = self.trace_fields(request, prompt)
-        context = {"backend": "anthropic", **prompt.context()}
+        context = {"backend": "anthropic", "simulated": self.endpoint.simulated, **prompt.context()}
         if self.endpoint.missing_key:
             return self.missing_key_result(trace, context)
         client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
@@ -149,7 +149,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
                 return
             time.sleep(poll_s)
         latency_ms = _ms(started)
-        context = {"backend": "anthropic"}
+        context = {"backend": "anthropic", "simulated": self.endpoint.simulated}
         trace = {"simulated": self.endpoint.simulated, "endpoint": self.endpoint.label}
         for item in client.messages.batches.results(batch_id):
             query_id = int(item.custom_id.removeprefix("q"))

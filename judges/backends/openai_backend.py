@@ -86,7 +86,7 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
         prompt = self.prompt_for(query)
         request = self.request(query, prompt)
         trace = self.trace_fields(request, prompt)
-        context = {"backend": "openai_compatible", **prompt.context()}
+        context = {"backend": "openai_compatible", "simulated": self.endpoint.simulated, **prompt.context()}
         if self.endpoint.missing_key:
             return self.missing_key_result(trace, context)
         client = cached_client("openai", self.endpoint, self.timeout_s)

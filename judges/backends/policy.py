@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 
 from judges.backends.base import VerdictResult, instructions_for
-from judges.backends.prompt import CacheWarmGate, Prompt, prompt_build, prefix_sha256, request_split
+from judges.backends.prompt import CacheWarmGate, Prompt, prefix_sha256, prompt_build, request_split
 
 RATE_LIMIT_STATUSES = {429, 529}
 

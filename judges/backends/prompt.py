@@ -71,7 +71,9 @@ def result_preview(query, *, rows: int = PREVIEW_ROWS) -> dict:
     preview = {"included": True, "columns": first.columns, "rows": first.rows, "row_count": len(first.rows)}
     if first.truncated:
         counted = run_readonly(
-            warehouse=query.warehouse, sql=f"SELECT COUNT(*) FROM ({query.sql.strip().rstrip(';')}) AS counted", row_cap=1
+            warehouse=query.warehouse,
+            sql=f"SELECT COUNT(*) FROM ({query.sql.strip().rstrip(';')}) AS counted",
+            row_cap=1,
         )
         preview["row_count"] = counted.rows[0][0] if counted.executed and counted.rows else None
     return preview

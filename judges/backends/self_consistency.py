@@ -35,6 +35,7 @@ class SelfConsistencyBackend(JudgeBackend):
         summary = [{"decision": r.decision, "reason": r.reason[:500]} for r in results]
         context = {
             "backend": "self_consistency",
+            "simulated": all(r.simulated for r in results),
             "schema": results[0].context.get("schema"),
             "votes": dict(votes),
             "samples": len(results),

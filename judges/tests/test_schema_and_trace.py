@@ -126,7 +126,9 @@ def test_a_prefix_under_the_family_minimum_is_not_cached_and_never_costs_the_wri
     query = Query.objects.create(question="How many orders?", sql="SELECT COUNT(*) FROM orders", external_id="q1")
     results = [backend.judge(query) for _ in range(3)]
     assert all(r.cache_write_tokens == 0 and r.cache_read_tokens == 0 for r in results)
-    assert all(r.cost_usd == Decimal(r.input_tokens) * 1 / 10**6 + Decimal(r.output_tokens) * 5 / 10**6 for r in results)
+    assert all(
+        r.cost_usd == Decimal(r.input_tokens) * 1 / 10**6 + Decimal(r.output_tokens) * 5 / 10**6 for r in results
+    )
     assert vendor_simulator.stats["cache:too_short"] == 3
     assert tokens_of(parse_anthropic(backend.request(query))["static"]) < 4096
 
@@ -208,3 +210,24 @@ def test_a_catalogue_too_big_for_the_budget_gives_each_query_its_referenced_tabl
     assert "TABLE payments" in user and "TABLE customers" not in user
     assert "Dropped to fit the schema budget" in user
     assert "orders" in result.context["schema"]["dropped_tables"]
+
+
+def test_a_version_that_opts_in_sends_the_result_preview_and_its_verdict_says_so(demo_world, vendor_simulator):
+    version = register_simulated_judges()[1]  # OpenAI-compatible
+    version.include_result_preview = True
+    query = Query.objects.create(
+        question="Orders by status?",
+        sql="SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status",
+        warehouse=demo_world["demo"],
+        external_id="preview",
+    )
+    result = get_backend(version).judge(query)
+    user = result.request_tail["messages"][0]["content"]
+    assert "<result_preview>\n4 rows in total; the first:\nstatus | n\ncancelled |" in user
+    assert result.context["result_preview"] == {"included": True, "row_count": 4}
+    many = Query.objects.create(
+        question="All orders?", sql="SELECT order_id FROM orders", warehouse=demo_world["demo"], external_id="many"
+    )
+    counted = get_backend(version).judge(many)
+    assert counted.context["result_preview"]["row_count"] == 3000
+    assert "3000 rows in total" in counted.request_tail["messages"][0]["content"]
