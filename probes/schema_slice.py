@@ -173,6 +173,8 @@ def referenced_objects(sql: str, dialect: str, known_tables) -> tuple[list[str],
                     tables.append(known[candidate])
                     break
         columns.update(column.name.lower() for column in tree.find_all(exp.Column))
+        for join in tree.find_all(exp.Join):
+            columns.update(key.name.lower() for key in join.args.get("using") or [])
     if not trees:
         # Unparseable SQL: fall back to names that appear as words in the text.
         lowered = sql.lower()
