@@ -50,7 +50,7 @@ def test_an_ml_engineer_edits_a_prompt_into_a_new_version_and_compares_them(
     assert "sim-journey-a" in diff.inner_text()
     assert judge.versions.count() == 1  # nothing saved before the review is confirmed
     page.get_by_role("button", name="Save as new version").click()
-    page.get_by_role("heading", name="prompt-journey").wait_for()
+    page.get_by_role("heading", name="prompt-journey", exact=True).wait_for()
     second = Judge.objects.get(pk=judge.pk).latest_version
     assert second.number == 2 and second.model == "sim-journey-a"
     assert "Reject any query that joins payments." in page.locator("#prompt-system").inner_text()
