@@ -12,10 +12,12 @@ from decimal import Decimal
 
 import pytest
 from django.core.management import call_command
+from django.urls import reverse
 
 from judges.backends import get_backend
 from judges.demo import register_simulated_judges, run_inline
 from judges.models import PromptPrefix, Verdict
+from judges.report import build_report
 from judges.services import judge_create
 from judges.simulator import Simulator, minimum_cacheable_tokens, parse_anthropic, tokens_of
 from labelling.demo import demo_gold_load
@@ -143,7 +145,9 @@ def test_a_query_without_a_warehouse_is_judged_without_a_schema_and_says_so(vend
     assert "No schema is available" in result.request_tail["messages"][0]["content"]
 
 
-def test_a_worker_without_a_key_writes_error_verdicts_naming_the_variable(demo_world, vendor_simulator, settings):
+def test_a_worker_without_a_key_writes_error_verdicts_naming_the_variable(
+    demo_world, vendor_simulator, settings, client_for
+):
     settings.ANTHROPIC_API_KEY = ""
     settings.ANTHROPIC_BASE_URL = ""
     real = judge_create(
@@ -160,6 +164,14 @@ def test_a_worker_without_a_key_writes_error_verdicts_naming_the_variable(demo_w
     # The simulator was never called in its place.
     assert vendor_simulator.stats.get("anthropic:requests", 0) == 0
     assert run.simulation == {"simulated": 0, "real": verdicts.count(), "label": ""}
+    # The dashboard counts them as errors: not rejects, and not simulated.
+    run.refresh_from_db()
+    assert run.status == "completed"
+    entry = next(e for e in build_report(gold_set_version=demo_world["gold"])["judges"] if e["name"] == "claude-real")
+    assert entry["errors"] == verdicts.count() and entry["catch_rate"] is None and entry["simulated"] is False
+    page = client_for("ml_engineer").get(reverse("judges:dashboard", args=[demo_world["gold"].pk])).content.decode()
+    row = page.split("claude-real v1", 1)[1].split("</td>", 1)[0]
+    assert "badge sim" not in row
 
 
 def test_export_verdicts_writes_the_trace_of_every_verdict_of_a_run(demo_run, tmp_path):
