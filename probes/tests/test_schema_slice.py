@@ -90,3 +90,21 @@ def test_referenced_tables_ignore_ctes_and_one_hop_goes_both_ways(demo_catalogue
 def test_a_warehouse_without_a_catalogue_gives_no_slice_and_says_why():
     empty = schema_slice(catalogue=None, sql="SELECT 1", dialect="sqlite", token_budget=4000)
     assert empty.mode == "none" and empty.text == "" and "refresh_catalogue" in empty.reason
+
+
+def test_postgres_table_and_column_comments_reach_the_rendered_catalogue(shop_postgres):
+    import psycopg
+
+    with psycopg.connect(shop_postgres.dsn, autocommit=True) as conn:
+        conn.execute("COMMENT ON TABLE orders IS 'One row per checkout'")
+        conn.execute("COMMENT ON COLUMN orders.status IS 'Lifecycle state'")
+    try:
+        catalogue = catalogue_refresh(warehouse=shop_postgres)
+        assert catalogue.snapshot["comments"]["orders"] == {"": "One row per checkout", "status": "Lifecycle state"}
+        text = render_catalogue(catalogue.snapshot, warehouse_name="shop-pg", version=catalogue.version)
+        assert "TABLE orders (~" in text and "  -- One row per checkout" in text
+        assert "-- Lifecycle state" in text
+    finally:
+        with psycopg.connect(shop_postgres.dsn, autocommit=True) as conn:
+            conn.execute("COMMENT ON TABLE orders IS NULL")
+            conn.execute("COMMENT ON COLUMN orders.status IS NULL")
