@@ -45,7 +45,7 @@ def run_progress(run: CalibrationRun) -> dict:
 
 
 def run_version_counts(run: CalibrationRun) -> list[dict]:
-    """Count accept / reject / error per judge version of a run."""
+    """Count accept / reject / error (and simulated) verdicts per judge version of a run."""
     rows = (
         Verdict.objects.filter(run=run)
         .values("judge_version")
@@ -53,12 +53,15 @@ def run_version_counts(run: CalibrationRun) -> list[dict]:
             accepts=Count("id", filter=Q(decision=Decision.ACCEPT)),
             rejects=Count("id", filter=Q(decision=Decision.REJECT)),
             errors=Count("id", filter=Q(decision=Decision.ERROR)),
+            # Read from the verdicts, recorded at call time: a badge never says more than they do.
+            simulated=Count("id", filter=Q(simulated=True)),
+            total=Count("id"),
         )
     )
     by_version = {row["judge_version"]: row for row in rows}
     result = []
     for version in run.judge_versions.select_related("judge").order_by("judge__name"):
-        row = by_version.get(version.pk, {"accepts": 0, "rejects": 0, "errors": 0})
+        row = by_version.get(version.pk, {"accepts": 0, "rejects": 0, "errors": 0, "simulated": 0, "total": 0})
         result.append({"version": version, **row})
     return result
 

@@ -195,7 +195,7 @@ def test_export_verdicts_writes_the_trace_of_every_verdict_of_a_run(demo_run, tm
     assert latest.read_text() == out.read_text()
 
 
-def test_a_run_with_simulated_and_real_verdicts_is_mixed_and_counts_each(demo_run, settings):
+def test_a_run_with_simulated_and_real_verdicts_is_mixed_and_counts_each(demo_run, settings, client_for):
     settings.ANTHROPIC_API_KEY = ""
     real = judge_create(name="claude-real", backend="anthropic", model="claude-sonnet-4-5").latest_version
     run = demo_run["run"]
@@ -205,6 +205,8 @@ def test_a_run_with_simulated_and_real_verdicts_is_mixed_and_counts_each(demo_ru
     simulation = run.simulation
     assert simulation["label"] == "mixed" and simulation["real"] == 1
     assert simulation["simulated"] == 2 * demo_run["gold"].items.count()
+    page = client_for("ml_engineer").get(reverse("judges:run_detail", args=[run.pk])).content.decode()
+    assert f"mixed: {simulation['simulated']} simulated, 1 real" in page
 
 
 def test_a_catalogue_too_big_for_the_budget_gives_each_query_its_referenced_tables(demo_world, vendor_simulator):
