@@ -137,9 +137,12 @@ class CalibrationRun(models.Model):
             n_real=models.Count("id", filter=Q(simulated=False)),
         )
         counts = {"simulated": figures["n_simulated"], "real": figures["n_real"]}
-        label = "simulated" if counts["simulated"] and not counts["real"] else ""
-        if counts["simulated"] and counts["real"]:
-            label = "mixed"
+        simulated, real = counts["simulated"], counts["real"]
+        if not simulated and not real:
+            # No verdict yet: say what the versions are bound to.
+            bindings = set(self.judge_versions.values_list("is_simulated", flat=True))
+            simulated, real = True in bindings, False in bindings
+        label = "mixed" if simulated and real else "simulated" if simulated else ""
         return {**counts, "label": label}
 
     @property
