@@ -18,7 +18,8 @@ class JudgeVersionForm(forms.ModelForm):
         widget=forms.Textarea(attrs={"rows": 4}),
         help_text=(
             'JSON, e.g. {"concurrency": 16, "api_key_env": "OPENAI_API_KEY"}. Never a key itself: api_key_env names '
-            "a variable on JUDGE_API_KEY_VARS; base_url must be on JUDGE_BASE_URLS and only an admin may set it."
+            "a variable on JUDGE_API_KEY_VARS; base_url must be on JUDGE_BASE_URLS and only an admin may set it. "
+            '{"simulated": true} binds the judge to the local vendor simulator.'
         ),
     )
 
@@ -27,8 +28,16 @@ class JudgeVersionForm(forms.ModelForm):
         fields = VERSION_FIELDS
         widgets = VERSION_WIDGETS
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["schema_token_budget"].required = False
+
     def clean_config(self):
         return self.cleaned_data.get("config") or {}
+
+    def clean_schema_token_budget(self):
+        value = self.cleaned_data.get("schema_token_budget")
+        return JudgeVersion._meta.get_field("schema_token_budget").default if value is None else value
 
 
 class JudgeCreateForm(JudgeVersionForm):

@@ -58,8 +58,15 @@ class JudgeVersion(models.Model):
     price_cache_write_per_mtok = models.DecimalField(max_digits=10, decimal_places=4, default=0)
     # Backend extras (base URL, samples, concurrency); never a secret.
     config = models.JSONField(default=dict, blank=True)
-    # True when verdicts come from the local vendor simulator: shown wherever they appear.
+    # True when the version is bound to the local vendor simulator, chosen explicitly at
+    # creation (config "simulated"). Whether one verdict was simulated is recorded on the
+    # verdict itself, from the endpoint actually called.
     is_simulated = models.BooleanField(default=False)
+    # The whole warehouse catalogue goes into the prompt when it renders within this many
+    # tokens; otherwise the tables the SQL references plus one foreign-key hop.
+    schema_token_budget = models.PositiveIntegerField(default=4000)
+    # Opt-in: the SQL's first rows and row count (run read-only) go into the prompt too.
+    include_result_preview = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
 
@@ -126,8 +133,28 @@ class CalibrationRun(models.Model):
         return self.status in (RunStatus.PENDING, RunStatus.RUNNING)
 
     @property
+    def simulation(self) -> dict:
+        """Count the run's verdicts by how they were made: {"simulated", "real", "label"}.
+
+        Read from the verdicts (recorded at call time), not from the versions' settings:
+        a run with both kinds is "mixed".
+        """
+        figures = self.verdicts.aggregate(
+            n_simulated=models.Count("id", filter=Q(simulated=True)),
+            n_real=models.Count("id", filter=Q(simulated=False)),
+        )
+        counts = {"simulated": figures["n_simulated"], "real": figures["n_real"]}
+        simulated, real = counts["simulated"], counts["real"]
+        if not simulated and not real:
+            # No verdict yet: say what the versions are bound to.
+            bindings = set(self.judge_versions.values_list("is_simulated", flat=True))
+            simulated, real = True in bindings, False in bindings
+        label = "mixed" if simulated and real else "simulated" if simulated else ""
+        return {**counts, "label": label}
+
+    @property
     def is_simulated(self):
-        return self.judge_versions.filter(is_simulated=True).exists()
+        return self.simulation["label"] == "simulated"
 
 
 class ChunkStatus(models.TextChoices):
@@ -191,6 +218,23 @@ class Decision(models.TextChoices):
     ERROR = "error"
 
 
+class PromptPrefix(models.Model):
+    """The stable part of a judge request (system, tool, shared schema), stored once.
+
+    Every verdict of a version on one catalogue version shares it, so a 900,000-verdict
+    run stores one copy of the schema, not 900,000; a verdict keeps only its own tail.
+    """
+
+    sha256 = models.CharField(max_length=64, unique=True)
+    judge_version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="prompt_prefixes")
+    catalogue_version = models.PositiveIntegerField(null=True, blank=True)
+    body = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return f"{self.judge_version} prefix {self.sha256[:12]}"
+
+
 class Verdict(models.Model):
     """One judge version's decision on one query, in one run and repeat (or live)."""
 
@@ -212,8 +256,15 @@ class Verdict(models.Model):
     latency_ms = models.FloatField(default=0, null=True, blank=True)
     model_reported = models.CharField(max_length=128, blank=True)
     raw_response = models.JSONField(default=dict, blank=True)
-    # Anything the check read from outside the query: clock, catalogue version, attempts.
+    # Anything the check read from outside the query: clock, schema slice, attempts.
     context = models.JSONField(default=dict, blank=True)
+    # The trace: recorded at call time from the endpoint actually called.
+    simulated = models.BooleanField(default=False)
+    endpoint = models.CharField(max_length=200, blank=True)  # "simulated" or the vendor host
+    catalogue_version = models.PositiveIntegerField(null=True, blank=True)
+    # The request as sent (never the key) = the shared prefix + this verdict's own part.
+    prompt_prefix = models.ForeignKey(PromptPrefix, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    request_tail = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

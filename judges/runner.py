@@ -25,6 +25,8 @@ from django.utils import timezone
 
 from judges.backends import VerdictResult, get_backend
 from judges.models import CalibrationRun, ChunkStatus, Decision, RunChunk, RunStatus, Verdict
+from judges.services import prompt_prefix_ids
+from probes.schema_slice import latest_catalogue
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,12 @@ def chunk_verdicts(chunk: RunChunk):
 
 
 def chunk_queries(chunk: RunChunk, skip_ids: set):
-    """Yield the chunk's gold queries not yet judged, in id order (one slice in memory)."""
+    """Yield the chunk's gold queries not yet judged, grouped by warehouse (one slice in memory).
+
+    Queries of one warehouse come together, each carrying the warehouse's latest catalogue
+    (looked up once per chunk, on this thread): they share a prompt prefix, so the vendor's
+    cache written by the first is read by the rest.
+    """
     from labelling.models import GoldSetVersionItem
 
     items = (
@@ -73,11 +80,16 @@ def chunk_queries(chunk: RunChunk, skip_ids: set):
             query_id__lte=chunk.last_query_id,
         )
         .select_related("query__warehouse")
-        .order_by("query_id")
+        .order_by("query__warehouse_id", "query_id")
     )
+    catalogues: dict = {}
     for item in items:
         if item.query_id not in skip_ids:
-            yield item.query
+            query = item.query
+            if query.warehouse_id not in catalogues:
+                catalogues[query.warehouse_id] = latest_catalogue(query.warehouse_id)
+            query.judge_catalogue = catalogues[query.warehouse_id]
+            yield query
 
 
 def judge_safely(backend, query) -> VerdictResult:
@@ -99,21 +111,27 @@ class ChunkWriter:
         self.chunk = chunk
         self.run = chunk.run
         self.buffer: list[Verdict] = []
+        # The request prefixes of buffered verdicts, by hash; stored once at flush.
+        self.prefixes: dict[str, VerdictResult] = {}
+        self.prefix_ids: dict[str, int] = {}
         self.unflushed_spend = Decimal("0")
         self.last_flush = time.monotonic()
         self.stop_reason = ""
         self.exhausted = False  # every item of the chunk has been handed out
 
     def add(self, query, result: VerdictResult) -> None:
-        self.buffer.append(
-            Verdict(
-                judge_version_id=self.chunk.judge_version_id,
-                query_id=query.pk,
-                run_id=self.run.pk,
-                repeat=self.chunk.repeat,
-                **result.verdict_fields(),
-            )
+        verdict = Verdict(
+            judge_version_id=self.chunk.judge_version_id,
+            query_id=query.pk,
+            run_id=self.run.pk,
+            repeat=self.chunk.repeat,
+            **result.verdict_fields(),
         )
+        if result.prefix_sha256:
+            verdict.prefix_sha256 = result.prefix_sha256
+            if result.prefix_sha256 not in self.prefix_ids:
+                self.prefixes[result.prefix_sha256] = result
+        self.buffer.append(verdict)
         self.unflushed_spend += result.cost_usd
 
     def due(self) -> bool:
@@ -122,6 +140,15 @@ class ChunkWriter:
     def flush(self) -> None:
         """Store buffered verdicts, refresh the chunk's exact figures, renew the lease, check for stop."""
         now = timezone.now()
+        if self.prefixes:
+            self.prefix_ids.update(
+                prompt_prefix_ids(judge_version_id=self.chunk.judge_version_id, results=self.prefixes.values())
+            )
+            self.prefixes = {}
+        for verdict in self.buffer:
+            sha = getattr(verdict, "prefix_sha256", "")
+            if sha:
+                verdict.prompt_prefix_id = self.prefix_ids[sha]
         with transaction.atomic():
             if self.buffer:
                 Verdict.objects.bulk_create(self.buffer, ignore_conflicts=True, batch_size=500)

@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import datetime
+import difflib
+import json
 from dataclasses import dataclass
 
+import numpy as np
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from judges.models import CalibrationRun, Decision, Judge, JudgeVersion, RunStatus, Verdict
+from judges import metrics
+from judges.backends import vendor_backend
+from judges.backends.base import instructions_for
+from judges.backends.prompt import request_join
+from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion, PromptPrefix, RunStatus, Verdict
+from judges.report import build_report, load_calibration
 from judges.services import VERSION_FIELDS
+from labelling.models import GoldSetVersion, Query
 
 
 def run_progress(run: CalibrationRun) -> dict:
@@ -38,7 +47,7 @@ def run_progress(run: CalibrationRun) -> dict:
 
 
 def run_version_counts(run: CalibrationRun) -> list[dict]:
-    """Count accept / reject / error per judge version of a run."""
+    """Count accept / reject / error (and simulated) verdicts per judge version of a run."""
     rows = (
         Verdict.objects.filter(run=run)
         .values("judge_version")
@@ -46,12 +55,15 @@ def run_version_counts(run: CalibrationRun) -> list[dict]:
             accepts=Count("id", filter=Q(decision=Decision.ACCEPT)),
             rejects=Count("id", filter=Q(decision=Decision.REJECT)),
             errors=Count("id", filter=Q(decision=Decision.ERROR)),
+            # Read from the verdicts, recorded at call time: a badge never says more than they do.
+            simulated=Count("id", filter=Q(simulated=True)),
+            total=Count("id"),
         )
     )
     by_version = {row["judge_version"]: row for row in rows}
     result = []
     for version in run.judge_versions.select_related("judge").order_by("judge__name"):
-        row = by_version.get(version.pk, {"accepts": 0, "rejects": 0, "errors": 0})
+        row = by_version.get(version.pk, {"accepts": 0, "rejects": 0, "errors": 0, "simulated": 0, "total": 0})
         result.append({"version": version, **row})
     return result
 
@@ -181,3 +193,196 @@ def calibration_runs_of_judge(*, judge_version) -> tuple[object, list[int]]:
         return None, []
     version = latest.gold_set_version
     return version, calibration_run_ids(gold_set_version=version)
+
+
+def verdict_trace(verdict: Verdict, prefix_body: dict | None = None) -> dict:
+    """Return what a reviewer needs to reproduce a verdict (the `export_verdicts` line)."""
+    if prefix_body is None and verdict.prompt_prefix_id:
+        prefix_body = verdict.prompt_prefix.body
+    context = verdict.context or {}
+    has_request = bool(prefix_body or verdict.request_tail)
+    return {
+        "id": verdict.pk,
+        "run": verdict.run_id,
+        "judge": verdict.judge_version.judge.name,
+        "judge_version": verdict.judge_version.number,
+        "judge_version_id": verdict.judge_version_id,
+        "query_id": verdict.query_id,
+        "external_id": verdict.query.external_id,
+        "repeat": verdict.repeat,
+        "decision": verdict.decision,
+        "reason": verdict.reason,
+        "error_class": verdict.error_class_guess,
+        "request": request_join(prefix_body, verdict.request_tail) if has_request else None,
+        "response": verdict.raw_response,
+        "usage": {
+            "input_tokens": verdict.input_tokens,
+            "output_tokens": verdict.output_tokens,
+            "cache_creation_input_tokens": verdict.cache_write_tokens,
+            "cache_read_input_tokens": verdict.cache_read_tokens,
+        },
+        "cost_usd": float(verdict.cost_usd),
+        "latency_ms": verdict.latency_ms,
+        "attempts": context.get("attempts"),
+        "simulated": verdict.simulated,
+        "endpoint": verdict.endpoint,
+        "catalogue_version": verdict.catalogue_version,
+        "schema": context.get("schema"),
+        "result_preview": context.get("result_preview"),
+        "created_at": verdict.created_at.isoformat() if verdict.created_at else None,
+    }
+
+
+def verdict_trace_rows(*, run: CalibrationRun):
+    """Yield the trace of every verdict of a run, in id order; each prefix is read once."""
+    prefixes: dict[int, dict] = {}
+    verdicts = (
+        Verdict.objects.filter(run=run)
+        .select_related("judge_version__judge", "query")
+        .order_by("pk")
+        .iterator(chunk_size=2000)
+    )
+    for verdict in verdicts:
+        prefix_id = verdict.prompt_prefix_id
+        if prefix_id and prefix_id not in prefixes:
+            prefixes[prefix_id] = PromptPrefix.objects.values_list("body", flat=True).get(pk=prefix_id)
+        yield verdict_trace(verdict, prefixes.get(prefix_id))
+
+
+# --- the judge page: prompt, versions with metrics, item-by-item comparison -------------------------
+
+LLM_BACKENDS = {Backend.ANTHROPIC, Backend.OPENAI_COMPATIBLE, Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE}
+EXAMPLE_QUESTION = "How many orders were completed?"
+EXAMPLE_SQL = "SELECT COUNT(*) FROM orders WHERE status = 'completed'"
+
+
+def example_query(judge_version: JudgeVersion) -> Query:
+    """A query to show the prompt with: one this version judged on a warehouse, else any with a catalogue."""
+    judged = (
+        Query.objects.filter(verdicts__judge_version=judge_version, warehouse__catalogues__isnull=False)
+        .select_related("warehouse")
+        .order_by("pk")
+        .first()
+    )
+    if judged is not None:
+        return judged
+    with_catalogue = (
+        Query.objects.filter(warehouse__catalogues__isnull=False).select_related("warehouse").order_by("pk").first()
+    )
+    return with_catalogue or Query(question=EXAMPLE_QUESTION, sql=EXAMPLE_SQL, external_id="example")
+
+
+def judge_version_prompt(judge_version: JudgeVersion) -> dict | None:
+    """Render the version's full request for an example query (no call is made); None for non-LLM judges."""
+    if judge_version.backend not in LLM_BACKENDS:
+        return None
+    config = judge_version.config or {}
+    vendor = (
+        config.get("vendor", Backend.ANTHROPIC)
+        if judge_version.backend in (Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE)
+        else judge_version.backend
+    )
+    backend = vendor_backend(judge_version, vendor, hypotheses=judge_version.backend == Backend.HYPOTHESIS_PROBE)
+    query = example_query(judge_version)
+    prompt = backend.prompt_for(query)
+    request = backend.request(query, prompt)
+    tools = request.get("tools") or []
+    return {
+        "query": query,
+        "vendor": vendor,
+        "endpoint": backend.endpoint,
+        "instructions": prompt.instructions,
+        "schema": prompt.schema,
+        "shared_schema": prompt.shared_schema_text,
+        "user_text": prompt.user_text,
+        "tool_json": json.dumps(tools[0] if tools else request.get("response_format"), indent=2),
+        "request_json": json.dumps(request, indent=2),
+    }
+
+
+def cost_interval(flag_ci, cost_per_verdict: float, generation_cost: float = 0.0):
+    """$/accepted at the ends of the flag rate's interval (the same formula as the report)."""
+    if not flag_ci:
+        return None
+    ends = [metrics.cost_per_accepted(rate, cost_per_verdict, generation_cost) for rate in flag_ci]
+    if any(end is None for end in ends):
+        return None
+    return (min(ends), max(ends))
+
+
+def judge_version_metrics(judge: Judge) -> list[dict]:
+    """Each gold-set version the judge ran on, with every version's report entry there."""
+    gold_versions = (
+        GoldSetVersion.objects.filter(
+            calibration_runs__judge_versions__judge=judge, calibration_runs__status="completed"
+        )
+        .select_related("gold_set")
+        .distinct()
+        .order_by("gold_set__name", "-number")
+    )
+    tables = []
+    for gold_version in gold_versions:
+        report = build_report(gold_set_version=gold_version)
+        entries = [entry for entry in report["judges"] if entry["name"] == judge.name]
+        for entry in entries:
+            entry["cost_per_accepted_ci95"] = cost_interval(entry.get("flag_rate_ci95"), entry["cost_per_verdict_usd"])
+        if entries:
+            tables.append({"gold_set_version": gold_version, "entries": sorted(entries, key=lambda e: -e["version"])})
+    return tables
+
+
+def judge_versions_item_diff(left: JudgeVersion, right: JudgeVersion, gold_set_version) -> dict:
+    """Compare two versions item by item on a gold-set version (majority verdict per item).
+
+    Returns the wrong items one catches and the other misses, and the correct items one
+    rejects and the other accepts, both ways.
+    """
+    data = load_calibration(gold_set_version=gold_set_version)
+    columns = {judge.id: index for index, judge in enumerate(data.judges)}
+    result = {"gold_set_version": gold_set_version, "available": left.pk in columns and right.pk in columns}
+    if not result["available"]:
+        return result
+    judged = data.counts.judged
+    a, b = columns[left.pk], columns[right.pk]
+    majority = metrics.majority_decisions(np.nan_to_num(data.probs, nan=0.0))
+    both = judged[:, a] & judged[:, b]
+    rejects_a, rejects_b = (majority[:, a] == 1) & both, (majority[:, b] == 1) & both
+    wrong = data.is_wrong
+
+    def items(mask):
+        return [
+            {
+                "query_id": int(data.query_ids[i]),
+                "external_id": data.external_ids[i],
+                "error_class": data.error_class[i],
+            }
+            for i in np.flatnonzero(mask)
+        ]
+
+    result.update(
+        compared=int(both.sum()),
+        caught_by_right_only=items(wrong & rejects_b & ~rejects_a),
+        caught_by_left_only=items(wrong & rejects_a & ~rejects_b),
+        false_reject_right_only=items(~wrong & rejects_b & ~rejects_a),
+        false_reject_left_only=items(~wrong & rejects_a & ~rejects_b),
+    )
+    return result
+
+
+def judge_version_form_diff(current: JudgeVersion, proposed: dict) -> dict:
+    """What saving `proposed` would change against `current`: fields, and the prompt as a unified diff."""
+    fields = []
+    for name in VERSION_FIELDS:
+        old, new = getattr(current, name), proposed.get(name)
+        if name == "config":
+            old, new = old or {}, new or {}
+        if str(old) != str(new) and not (name == "prompt_template" and (old or "").strip() == (new or "").strip()):
+            fields.append({"field": name, "old": old, "new": new})
+    old_prompt = instructions_for(current)
+    new_prompt = instructions_for(JudgeVersion(prompt_template=proposed.get("prompt_template") or ""))
+    diff = list(
+        difflib.unified_diff(
+            old_prompt.splitlines(), new_prompt.splitlines(), f"v{current.number}", "new version", lineterm="", n=2
+        )
+    )
+    return {"fields": fields, "prompt_diff": diff, "changed": bool(fields)}

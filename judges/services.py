@@ -18,6 +18,7 @@ from judges.models import (
     ChunkStatus,
     Judge,
     JudgeVersion,
+    PromptPrefix,
     RunChunk,
     RunStatus,
     Verdict,
@@ -39,7 +40,12 @@ VERSION_FIELDS = [
     "price_cache_read_per_mtok",
     "price_cache_write_per_mtok",
     "config",
+    "schema_token_budget",
+    "include_result_preview",
 ]
+# Anthropic bills a 5-minute cache write at 1.25x the input price and a cache read at 0.1x.
+ANTHROPIC_CACHE_WRITE_FACTOR = Decimal("1.25")
+ANTHROPIC_CACHE_READ_FACTOR = Decimal("0.1")
 # A config is for base URLs, concurrency and the like; a key-looking entry is refused so a
 # secret never lands in the database (name an environment variable with api_key_env).
 SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|token|password)$", re.I)
@@ -64,7 +70,7 @@ def judge_config_validate(config) -> dict:
 
 
 def judge_version_is_simulated(fields: dict) -> bool:
-    """Say whether a version's verdicts would come from the local vendor simulator."""
+    """Say whether a version is bound to the local vendor simulator (explicitly, never for want of a key)."""
     from judges.backends.vendors import anthropic_endpoint, openai_endpoint
 
     backend = fields.get("backend")
@@ -80,6 +86,41 @@ def judge_version_is_simulated(fields: dict) -> bool:
     return endpoint.simulated
 
 
+def judge_version_default_cache_prices(fields: dict) -> None:
+    """Fill an Anthropic version's unset cache prices from its input price (1.25x write, 0.1x read)."""
+    if fields.get("backend") != Backend.ANTHROPIC:
+        return
+    price_in = Decimal(str(fields.get("price_input_per_mtok") or 0))
+    if not price_in:
+        return
+    if not Decimal(str(fields.get("price_cache_write_per_mtok") or 0)):
+        fields["price_cache_write_per_mtok"] = (price_in * ANTHROPIC_CACHE_WRITE_FACTOR).quantize(Decimal("0.0001"))
+    if not Decimal(str(fields.get("price_cache_read_per_mtok") or 0)):
+        fields["price_cache_read_per_mtok"] = (price_in * ANTHROPIC_CACHE_READ_FACTOR).quantize(Decimal("0.0001"))
+
+
+def prompt_prefix_ids(*, judge_version_id: int, results) -> dict[str, int]:
+    """Store the request prefixes of these results once each; return {sha256: prefix id}.
+
+    A prefix is the same for every verdict of a version on one catalogue version, so a
+    run stores a handful, however many verdicts it has.
+    """
+    wanted = {result.prefix_sha256: result for result in results if result.prefix_sha256}
+    ids = dict(PromptPrefix.objects.filter(sha256__in=list(wanted)).values_list("sha256", "id"))
+    for sha, result in wanted.items():
+        if sha not in ids:
+            prefix, _ = PromptPrefix.objects.get_or_create(
+                sha256=sha,
+                defaults={
+                    "judge_version_id": judge_version_id,
+                    "catalogue_version": result.catalogue_version,
+                    "body": result.request_prefix,
+                },
+            )
+            ids[sha] = prefix.pk
+    return ids
+
+
 @transaction.atomic
 def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
     """Freeze a new version of `judge`; versions are never edited, so verdicts keep their meaning."""
@@ -89,8 +130,11 @@ def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
     fields["config"] = judge_config_validate(fields.get("config"))
     latest = judge.latest_version
     vendor_access.judge_config_check(config=fields["config"], previous_config=latest and latest.config, user=user)
-    if "is_simulated" not in fields:
-        fields["is_simulated"] = judge_version_is_simulated(fields)
+    if fields.get("is_simulated") and fields.get("backend") in VENDOR_BACKENDS:
+        # Simulated is a binding, not a label: the calls go to the simulator.
+        fields["config"] = {**fields["config"], "simulated": True}
+    fields["is_simulated"] = judge_version_is_simulated(fields)
+    judge_version_default_cache_prices(fields)
     Judge.objects.select_for_update().filter(pk=judge.pk).first()  # serialise version numbering
     number = (judge.versions.aggregate(n=Max("number"))["n"] or 0) + 1
     version = JudgeVersion(judge=judge, number=number, created_by=user, **fields)
@@ -138,10 +182,16 @@ def judge_live_query(*, judge_version: JudgeVersion, query) -> Verdict:
     if judge_version.backend == Backend.REPLAY:
         backend.judge(query)
     result = judge_safely(backend, query)
+    prefix_ids = prompt_prefix_ids(judge_version_id=judge_version.pk, results=[result])
     try:
         with transaction.atomic():
             return Verdict.objects.create(
-                judge_version=judge_version, query=query, run=None, repeat=0, **result.verdict_fields()
+                judge_version=judge_version,
+                query=query,
+                run=None,
+                repeat=0,
+                prompt_prefix_id=prefix_ids.get(result.prefix_sha256),
+                **result.verdict_fields(),
             )
     except IntegrityError:
         # Another worker judged it meanwhile: the constraint keeps exactly one.

@@ -15,7 +15,10 @@ malformed tool output). To know what is true it reads, in order:
    fingerprint);
 3. otherwise it treats the SQL as correct.
 
-Every verdict it produces is simulated; Docket marks such judge versions `is_simulated`.
+Every verdict it produces is simulated; Docket records that on each verdict from the
+endpoint it called. Token usage follows the vendors' caching rules (minimum cacheable
+length per model family, reads only of entries that existed when the call arrived), so
+a simulated cost is what the real API would bill for the same tokens.
 """
 
 from __future__ import annotations
@@ -61,6 +64,12 @@ class SimModel:
     retry_after_s: float = 1.0
     hang_s: float = 5.0
     prompt_overhead_tokens: int = 0
+    # Prompt caching as the real vendor does it: a prefix shorter than the model family's
+    # minimum is not cached (None: the minimum of the real model the name resembles, see
+    # minimum_cacheable_tokens); a cache entry lives cache_ttl_s after its last use.
+    cache_min_tokens: int | None = None
+    prompt_caching: bool = True
+    cache_ttl_s: float = 300.0
 
     @classmethod
     def from_dict(cls, data: dict) -> SimModel:
@@ -74,7 +83,10 @@ class SimModel:
 DEFAULT_MODELS = {
     "sim-claude-judge": SimModel(family="anthropic", catch_probability=0.6, false_reject_probability=0.12, seed="a"),
     "sim-gpt-judge": SimModel(family="openai", catch_probability=0.65, false_reject_probability=0.08, seed="o"),
-    "sim-llama-judge": SimModel(family="meta", catch_probability=0.5, false_reject_probability=0.1, seed="m"),
+    # An open-weights server (vLLM, Ollama) reports no cached tokens: nothing is discounted.
+    "sim-llama-judge": SimModel(
+        family="meta", catch_probability=0.5, false_reject_probability=0.1, seed="m", prompt_caching=False
+    ),
     # A generator sampled for self-consistency: it misreads consistently, so it rarely objects.
     "sim-generator": SimModel(
         family="anthropic", catch_probability=0.2, false_reject_probability=0.04, flip_probability=0.1, seed="a"
@@ -128,6 +140,32 @@ def tokens_of(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+# Minimum cacheable prompt length per Anthropic model family (Anthropic's prompt-caching
+# documentation): first match wins. Sonnet and the Opus 4 / 4.1 models cache from 1,024
+# tokens, Haiku 3 / 3.5 from 2,048, Haiku 4.5 and Opus 4.5 / 4.6 from 4,096.
+ANTHROPIC_CACHE_MINIMUMS = [
+    (re.compile(r"haiku-4[-.]5"), 4096),
+    (re.compile(r"opus-4[-.][56]"), 4096),
+    (re.compile(r"haiku"), 2048),
+    (re.compile(r"sonnet|opus|claude"), 1024),
+]
+# OpenAI caches prompts of 1,024 tokens or more automatically, in steps of 128 tokens.
+OPENAI_CACHE_MINIMUM = 1024
+OPENAI_CACHE_STEP = 128
+
+
+def minimum_cacheable_tokens(model_name: str, model: SimModel, *, anthropic: bool) -> int:
+    """Return the shortest prefix the real vendor would cache for this model."""
+    if model.cache_min_tokens is not None:
+        return model.cache_min_tokens
+    if not anthropic:
+        return OPENAI_CACHE_MINIMUM
+    for pattern, minimum in ANTHROPIC_CACHE_MINIMUMS:
+        if pattern.search(model_name.lower()):
+            return minimum
+    return 1024  # simulated Claude-family models behave like Sonnet
+
+
 class Simulator:
     """The behaviour, independent of HTTP: decide, fault, count tokens."""
 
@@ -140,7 +178,8 @@ class Simulator:
         self.rng = random.Random()
         self.lock = threading.Lock()
         self.fault_counts: dict = {}
-        self.cached_prefixes: set = set()
+        # prefix hash -> [time the entry became readable, time of its last use]
+        self.cached_prefixes: dict[str, list[float]] = {}
         self.stats: dict = {}
         self.batches: dict[str, SimBatch] = {}
 
@@ -249,22 +288,42 @@ class Simulator:
             )
         return payload
 
-    def usage(self, static_text: str, dynamic_text: str, output: dict, *, cache: bool) -> dict:
-        static_tokens, dynamic_tokens = tokens_of(static_text), tokens_of(dynamic_text)
+    def usage(self, request: dict, output: dict, *, anthropic: bool = True, arrived: float | None = None) -> dict:
+        """Count tokens as the vendor bills them, with its caching rules.
+
+        A prefix is cached only when the request asks (Anthropic: a cache_control
+        breakpoint; OpenAI: always) and it is at least the model family's minimum. A call
+        reads the cache only if the entry existed when the call arrived (calls sent
+        together all write) and has not expired; otherwise it writes it (Anthropic bills
+        the write at 1.25x; OpenAI does not bill writes and reports them as plain input).
+        """
+        model = self.model(request["model"])
+        static_tokens = tokens_of(request["static"]) if request["static"] else 0
+        dynamic_tokens = tokens_of(request["dynamic"])
         usage = {
             "input_tokens": dynamic_tokens,
             "output_tokens": tokens_of(json.dumps(output)),
             "cache_read": 0,
             "cache_write": 0,
         }
-        if not cache:
+        minimum = minimum_cacheable_tokens(request["model"], model, anthropic=anthropic)
+        cacheable = static_tokens if anthropic else static_tokens - static_tokens % OPENAI_CACHE_STEP
+        if not (request["cache"] and model.prompt_caching and static_tokens >= minimum and cacheable):
             usage["input_tokens"] += static_tokens
+            self.count("cache:too_short" if request["cache"] and static_tokens < minimum else "cache:off")
             return usage
-        key = hashlib.sha256(static_text.encode()).hexdigest()
+        usage["input_tokens"] += static_tokens - cacheable
+        key = hashlib.sha256((request["model"] + "\x1f" + request["static"]).encode()).hexdigest()
+        now = time.monotonic()
+        arrived = now if arrived is None else arrived
         with self.lock:
-            seen = key in self.cached_prefixes
-            self.cached_prefixes.add(key)
-        usage["cache_read" if seen else "cache_write"] = static_tokens
+            entry = self.cached_prefixes.get(key)
+            readable = entry is not None and entry[0] <= arrived and now - entry[1] <= model.cache_ttl_s
+            if readable:
+                entry[1] = now
+            else:
+                self.cached_prefixes[key] = [now, now]
+        usage["cache_read" if readable else "cache_write"] = cacheable
         return usage
 
 
@@ -324,7 +383,7 @@ def _batch_process(simulator, batch: SimBatch, requests: list) -> None:
             payload = simulator.answer(
                 request["model"], request["sql"], request["tool"], malformed=fault == "malformed"
             )
-            usage = simulator.usage(request["static"], request["dynamic"], payload, cache=request["cache"])
+            usage = simulator.usage(request, payload, anthropic=True)
             result = {"type": "succeeded", "message": anthropic_message(request, payload, usage)}
         except ApiError as exc:
             result = {
@@ -383,6 +442,7 @@ class SimulatorApp:
     async def answer_api(self, body: dict, *, anthropic: bool) -> tuple[int, dict, bytes]:
         sim = self.simulator
         vendor = "anthropic" if anthropic else "openai"
+        arrived = time.monotonic()
         try:
             request = parse_anthropic(body) if anthropic else parse_openai(body)
             model = sim.model(request["model"])
@@ -402,7 +462,7 @@ class SimulatorApp:
             if fault == "timeout":
                 await asyncio.sleep(model.hang_s)
             payload = sim.answer(request["model"], request["sql"], request["tool"], malformed=fault == "malformed")
-            usage = sim.usage(request["static"], request["dynamic"], payload, cache=request["cache"])
+            usage = sim.usage(request, payload, anthropic=anthropic, arrived=arrived)
         except ApiError as exc:
             if anthropic:
                 error_body = {"type": "error", "error": {"type": exc.kind, "message": exc.message}}
@@ -463,23 +523,43 @@ def _sql_of(text: str) -> str:
     return match.group(1) if match else text
 
 
+def _blocks(content) -> list:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content or [] if isinstance(block, dict)]
+
+
 def parse_anthropic(body: dict) -> dict:
+    """Read a Messages request; `static` is the prompt up to its last cache breakpoint.
+
+    The prompt is ordered tools, system, messages (as Anthropic caches it); everything up to
+    and including the last block carrying cache_control is the cacheable prefix.
+    """
     if not body.get("model") or not body.get("messages"):
         raise ApiError(400, "invalid_request_error", "model and messages are required")
-    system = body.get("system") or ""
-    system_text = _text_of(system)
-    cache = isinstance(system, list) and any(isinstance(b, dict) and b.get("cache_control") for b in system)
     tools = body.get("tools") or []
     choice = body.get("tool_choice") or {}
     tool = choice.get("name") or (tools[0]["name"] if tools else "")
-    dynamic = "\n".join(_text_of(m.get("content")) for m in body["messages"] if m.get("role") == "user")
+    pieces = [(json.dumps(t), bool(isinstance(t, dict) and t.get("cache_control"))) for t in tools]
+    pieces += [(b.get("text", ""), bool(b.get("cache_control"))) for b in _blocks(body.get("system"))]
+    user_texts = []
+    for message in body["messages"]:
+        for block in _blocks(message.get("content")):
+            pieces.append((block.get("text", ""), bool(block.get("cache_control"))))
+            if message.get("role") == "user":
+                user_texts.append(block.get("text", ""))
+    last = max((i for i, (_, marked) in enumerate(pieces) if marked), default=-1)
+    if body.get("cache_control") and last < 0:
+        last = len(pieces) - 1  # automatic caching: up to the last block
+    static = "\n".join(text for text, _ in pieces[: last + 1])
+    dynamic = "\n".join(text for text, _ in pieces[last + 1 :])
     return {
         "model": body["model"],
         "tool": tool,
-        "sql": _sql_of(dynamic),
-        "static": system_text + json.dumps(tools),
+        "sql": _sql_of("\n".join(user_texts)),
+        "static": static,
         "dynamic": dynamic,
-        "cache": cache,
+        "cache": last >= 0,
         "max_tokens": body.get("max_tokens", 1024),
     }
 
@@ -487,8 +567,11 @@ def parse_anthropic(body: dict) -> dict:
 def parse_openai(body: dict) -> dict:
     if not body.get("model") or not body.get("messages"):
         raise ApiError(400, "invalid_request_error", "model and messages are required")
-    system = "\n".join(_text_of(m.get("content")) for m in body["messages"] if m.get("role") in ("system", "developer"))
-    dynamic = "\n".join(_text_of(m.get("content")) for m in body["messages"] if m.get("role") == "user")
+    # OpenAI caches the longest previously seen prefix: tools, then the messages up to the
+    # last one. Docket sends the stable part first, so the prefix is all but the last message.
+    messages = body["messages"]
+    system = "\n".join(_text_of(m.get("content")) for m in messages[:-1])
+    dynamic = _text_of(messages[-1].get("content"))
     tools = body.get("tools") or []
     response_format = body.get("response_format") or {}
     if tools:
@@ -503,7 +586,7 @@ def parse_openai(body: dict) -> dict:
         "tool": tool,
         "mode": mode,
         "sql": _sql_of(dynamic),
-        "static": system + json.dumps(tools),
+        "static": json.dumps(tools) + system,
         "dynamic": dynamic,
         # OpenAI caches long prompt prefixes automatically.
         "cache": True,

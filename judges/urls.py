@@ -11,6 +11,7 @@ urlpatterns = [
     path("<int:pk>/edit/", views.judge_edit, name="judge_edit"),
     path("<int:pk>/clone/", views.judge_clone, name="judge_clone"),
     path("<int:pk>/compare/", views.judge_compare, name="judge_compare"),
+    path("verdicts/<int:pk>/", views.verdict_detail, name="verdict_detail"),
     path("runs/new/", views.run_start, name="run_start"),
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),
     path("runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),

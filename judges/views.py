@@ -1,13 +1,16 @@
+import json
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.roles import ML_ENGINEER, role_required
+from config.roles import ANALYST, ML_ENGINEER, role_required
 from judges import selectors, services
 from judges.forms import JudgeCloneForm, JudgeCreateForm, JudgeVersionForm, RunResumeForm, RunStartForm
-from judges.models import CalibrationRun, Judge, JudgeVersion
+from judges.models import CalibrationRun, Judge, JudgeVersion, Verdict
 from judges.services import VERSION_FIELDS
+from labelling.models import GoldSetVersion
 
 
 def _form_errors_from(form, exc: ValidationError):
@@ -44,32 +47,43 @@ def judge_create(request):
 
 @role_required(ML_ENGINEER)
 def judge_detail(request, pk):
+    """Show a judge: the chosen version's full prompt, and every version's metrics per gold-set version."""
     judge = selectors.judge_with_versions(pk)
-    return render(
-        request,
-        "judges/judge_detail.html",
-        {"judge": judge, "versions": judge.versions.all(), "clone_form": JudgeCloneForm()},
+    versions = list(judge.versions.all())
+    shown = next(
+        (v for v in versions if str(v.number) == request.GET.get("version")), versions[0] if versions else None
     )
+    context = {
+        "judge": judge,
+        "versions": versions,
+        "shown": shown,
+        "prompt": selectors.judge_version_prompt(shown) if shown else None,
+        "metrics": selectors.judge_version_metrics(judge),
+        "clone_form": JudgeCloneForm(),
+    }
+    return render(request, "judges/judge_detail.html", context)
 
 
 @role_required(ML_ENGINEER)
 def judge_edit(request, pk):
-    """Edit a judge: saving freezes a new immutable version; old verdicts keep theirs."""
+    """Edit a judge: a first POST shows the diff against the current version, a second saves it as new."""
     judge = get_object_or_404(Judge, pk=pk)
     latest = judge.latest_version
     initial = {f: getattr(latest, f) for f in VERSION_FIELDS} if latest else {}
     form = JudgeVersionForm(request.POST or None, initial=initial)
+    diff = None
     if request.method == "POST" and form.is_valid():
-        try:
-            version = services.judge_version_create(judge=judge, user=request.user, **form.cleaned_data)
-        except ValidationError as exc:
-            _form_errors_from(form, exc)
-        else:
-            messages.success(request, f"Saved as {version}.")
-            return redirect("judges:judge_detail", pk=judge.pk)
-    return render(
-        request, "judges/judge_form.html", {"form": form, "judge": judge, "title": f"Edit {judge.name} (new version)"}
-    )
+        diff = selectors.judge_version_form_diff(latest, form.cleaned_data) if latest else None
+        if request.POST.get("confirm") == "save" or latest is None:
+            try:
+                version = services.judge_version_create(judge=judge, user=request.user, **form.cleaned_data)
+            except ValidationError as exc:
+                _form_errors_from(form, exc)
+            else:
+                messages.success(request, f"Saved as {version}.")
+                return redirect("judges:judge_detail", pk=judge.pk)
+    context = {"form": form, "judge": judge, "diff": diff, "title": f"Edit {judge.name} (new version)"}
+    return render(request, "judges/judge_form.html", context)
 
 
 @require_POST
@@ -91,21 +105,49 @@ def judge_clone(request, pk):
 
 @role_required(ML_ENGINEER)
 def judge_compare(request, pk):
-    """Show two versions of a judge side by side (default: the two latest)."""
+    """Compare two versions of a judge: their settings, and item by item on a gold-set version."""
     judge = selectors.judge_with_versions(pk)
     versions = list(judge.versions.all())
     left_number = request.GET.get("left") or (versions[1].number if len(versions) > 1 else versions[0].number)
     right_number = request.GET.get("right") or versions[0].number
     left = get_object_or_404(JudgeVersion, judge=judge, number=left_number)
     right = get_object_or_404(JudgeVersion, judge=judge, number=right_number)
+    gold_versions = list(
+        GoldSetVersion.objects.filter(calibration_runs__judge_versions__in=[left, right])
+        .select_related("gold_set")
+        .distinct()
+        .order_by("-pk")
+    )
+    gold = next(
+        (g for g in gold_versions if str(g.pk) == request.GET.get("gold")), gold_versions[0] if gold_versions else None
+    )
     context = {
         "judge": judge,
         "versions": versions,
         "left": left,
         "right": right,
         "rows": selectors.judge_version_diff(left, right),
+        "gold_versions": gold_versions,
+        "gold": gold,
+        "items": selectors.judge_versions_item_diff(left, right, gold) if gold else None,
     }
     return render(request, "judges/judge_compare.html", context)
+
+
+@role_required(ML_ENGINEER, ANALYST)
+def verdict_detail(request, pk):
+    """Show one verdict's trace: the request as sent, the raw response, usage, cost, retries, endpoint."""
+    verdict = get_object_or_404(
+        Verdict.objects.select_related("judge_version__judge", "query__warehouse", "run", "prompt_prefix"), pk=pk
+    )
+    trace = selectors.verdict_trace(verdict)
+    context = {
+        "verdict": verdict,
+        "trace": trace,
+        "request_json": json.dumps(trace["request"], indent=2) if trace["request"] else "",
+        "response_json": json.dumps(trace["response"], indent=2) if trace["response"] else "",
+    }
+    return render(request, "judges/judge_verdict.html", context)
 
 
 @role_required(ML_ENGINEER)

@@ -13,10 +13,8 @@ from judges.backends.base import (
     JudgeBackend,
     MalformedAnswer,
     VerdictResult,
-    instructions_for,
     parse_hypotheses_answer,
     parse_verdict,
-    render_query_message,
     token_cost,
 )
 from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy
@@ -49,54 +47,60 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
             "input_schema": VERDICT_SCHEMA,
         }
 
-    def request(self, query) -> dict:
-        """Build the Messages request: cached static part (tool + instructions), then the query."""
+    def request(self, query, prompt=None) -> dict:
+        """Build the Messages request: the cached prefix (tool, instructions, shared catalogue), then the query."""
+        prompt = prompt or self.prompt_for(query)
         tool = self.tool
+        system = [{"type": "text", "text": prompt.instructions}]
+        if prompt.shared_schema_text:
+            system.append({"type": "text", "text": prompt.shared_schema_text})
+        # Everything up to here (tools, then system) is identical for every query of this
+        # version on this catalogue version: the breakpoint goes on the last system block.
+        system[-1]["cache_control"] = {"type": "ephemeral"}
         return {
             "model": self.judge_version.model,
             "max_tokens": self.judge_version.max_tokens,
             # No temperature: this SDK's Messages API no longer takes one (the version keeps
             # it for the record and for OpenAI-compatible servers).
-            "system": [
-                {
-                    "type": "text",
-                    "text": instructions_for(self.judge_version, hypotheses=self.hypotheses),
-                    # Everything up to here (tools, then system) is identical for every
-                    # query of this version: cache it.
-                    "cache_control": {"type": "ephemeral"},
-                }
-            ],
+            "system": system,
             "tools": [tool],
             "tool_choice": {"type": "tool", "name": tool["name"]},
-            "messages": [{"role": "user", "content": render_query_message(query)}],
+            "messages": [{"role": "user", "content": prompt.user_text}],
         }
 
     def judge(self, query) -> VerdictResult:
         import anthropic
 
-        request = self.request(query)
+        prompt = self.prompt_for(query)
+        request = self.request(query, prompt)
+        trace = self.trace_fields(request, prompt)
+        context = {"backend": "anthropic", "simulated": self.endpoint.simulated, **prompt.context()}
+        if self.endpoint.missing_key:
+            return self.missing_key_result(trace, context)
         client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
         started = time.perf_counter()
-        context = {"simulated": self.endpoint.simulated or self.judge_version.is_simulated, "backend": "anthropic"}
         try:
             # The raw response: the verdict is read from the vendor's JSON as sent (and stored
             # as such), so the SDK need not build a Message only for it to be dumped again.
-            response, attempts = call_with_policy(
-                lambda: client.messages.with_raw_response.create(**request),
-                pool=self.pool,
-                policy=self.policy,
-                estimated_tokens=len(request["messages"][0]["content"]) // 4 + request["max_tokens"],
-                transient_errors=(anthropic.APITimeoutError, anthropic.APIConnectionError),
+            response, attempts = self.call_through_gate(
+                trace,
+                lambda: call_with_policy(
+                    lambda: client.messages.with_raw_response.create(**request),
+                    pool=self.pool,
+                    policy=self.policy,
+                    estimated_tokens=len(request["messages"][0]["content"]) // 4 + request["max_tokens"],
+                    transient_errors=(anthropic.APITimeoutError, anthropic.APIConnectionError),
+                ),
             )
         except VendorCallFailed as exc:
             context["attempts"] = exc.attempts
-            return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context)
+            return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context, **trace)
         context["attempts"] = attempts
         try:
             message = json_body(response)
         except MalformedAnswer as exc:
-            return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context)
-        return self.result_from(message, latency_ms=_ms(started), context=context)
+            return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context, **trace)
+        return self.result_from(message, latency_ms=_ms(started), context=context, trace=trace)
 
     @property
     def use_batches(self) -> bool:
@@ -107,6 +111,8 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
         """Create one Message Batch for the queries (custom_id = q<query id>); return its id."""
         import anthropic
 
+        if self.endpoint.missing_key:
+            raise VendorCallFailed(f"{self.endpoint.missing_key} is not set", attempts={})
         client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
         requests = [{"custom_id": f"q{query.pk}", "params": self.request(query)} for query in queries]
         batch, _ = call_with_policy(
@@ -143,7 +149,8 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
                 return
             time.sleep(poll_s)
         latency_ms = _ms(started)
-        context = {"simulated": self.endpoint.simulated or self.judge_version.is_simulated, "backend": "anthropic"}
+        context = {"backend": "anthropic", "simulated": self.endpoint.simulated}
+        trace = {"simulated": self.endpoint.simulated, "endpoint": self.endpoint.label}
         for item in client.messages.batches.results(batch_id):
             query_id = int(item.custom_id.removeprefix("q"))
             item_context = {**context, "batch_id": batch_id}
@@ -151,16 +158,20 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
                 # Batches are billed at half the standard price.
                 yield (
                     query_id,
-                    self.result_from(item.result.message, latency_ms=latency_ms, context=item_context, discount=0.5),
+                    self.result_from(
+                        item.result.message, latency_ms=latency_ms, context=item_context, discount=0.5, trace=trace
+                    ),
                 )
             else:
                 detail = item.result.model_dump(mode="json")
                 yield (
                     query_id,
-                    VerdictResult.error(f"batch request {item.result.type}: {detail}"[:2000], context=item_context),
+                    VerdictResult.error(
+                        f"batch request {item.result.type}: {detail}"[:2000], context=item_context, **trace
+                    ),
                 )
 
-    def result_from(self, message, *, latency_ms: float, context: dict, discount=1) -> VerdictResult:
+    def result_from(self, message, *, latency_ms: float, context: dict, discount=1, trace=None) -> VerdictResult:
         """Turn a Message (or its JSON) into a result: usage and cost always, the verdict if well-formed."""
         raw = message.model_dump(mode="json") if hasattr(message, "model_dump") else dict(message)
         usage = raw.get("usage") or {}
@@ -177,6 +188,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
             "model_reported": raw.get("model") or "",
             "raw_response": raw,
             "context": context,
+            **(trace or {}),
         }
         try:
             tool_input = _tool_input(raw, self.tool["name"])

@@ -56,14 +56,44 @@ HYPOTHESES_SCHEMA = {
     "required": ["hypotheses"],
 }
 
+# What each error class means, so a judge names the class a labeller would (DESIGN.md).
+ERROR_CLASS_GUIDE = """- unknown_object: a table or column that does not exist in the schema.
+- join_fanout: a one-to-many join multiplies rows, so sums and counts over the fact rows
+  are inflated (e.g. summing order totals after joining order items or payments).
+- misread_intent: a valid query that answers another question than the one asked.
+- aggregation_grain: sums an already aggregated column, or aggregates at the wrong grain.
+- missing_filter: a filter the question implies is missing (e.g. cancelled or refunded
+  orders counted as sales; check the sample values of status-like columns).
+- dropped_rows: an inner join on a nullable key, or a filter in the wrong place, silently
+  drops rows the question needs.
+- wrong_measure: the wrong column for the quantity asked (e.g. list_price instead of the
+  unit_price actually charged).
+- syntax: the text does not parse.
+- dialect: a function or construct the warehouse's SQL dialect does not have.
+- other: wrong for a reason none of the above names."""
+
 DEFAULT_INSTRUCTIONS = (
     """You review SQL that another model wrote to answer an analyst's question.
-Decide whether the SQL correctly answers the question against the schema shown.
-Reject only when you can name what is wrong; say which error class it is:
+Decide whether the SQL correctly answers the question against the schema shown: the
+warehouse catalogue (tables, columns and their types, nullability, primary and unique
+keys, foreign keys, row counts, and sample values of low-cardinality columns).
+
+How to review:
+1. Read the question and say to yourself which rows, grain and measure it asks for.
+2. Check every table and column the SQL names against the schema.
+3. Follow each join along its foreign key: a join from the one side to the many side
+   repeats the one side's rows; an inner join on a nullable column drops rows.
+4. Check filters against the sample values (status, method, country...) and the dates
+   and units against the column types.
+5. Check that the aggregate is taken at the grain the question asks for.
+
+Reject only when you can name what is wrong, and say which error class it is:
 """
-    + ", ".join(ERROR_CLASSES)
-    + """.
-Answer only by calling the tool you are given."""
+    + ERROR_CLASS_GUIDE
+    + """
+
+Accept when the SQL answers the question as asked, even if you would have written it
+differently. Answer only by calling the tool you are given."""
 )
 
 DEFAULT_HYPOTHESIS_INSTRUCTIONS = """You review SQL that another model wrote to answer an analyst's question.
@@ -92,6 +122,13 @@ class VerdictResult:
     model_reported: str = ""
     raw_response: dict = field(default_factory=dict)
     context: dict = field(default_factory=dict)
+    # The trace, recorded at call time: where the call went and what was sent.
+    simulated: bool = False
+    endpoint: str = ""
+    catalogue_version: int | None = None
+    request_prefix: dict | None = None  # the shared, stable part (stored once by hash)
+    prefix_sha256: str = ""
+    request_tail: dict = field(default_factory=dict)  # this call's own part
 
     @classmethod
     def error(cls, reason: str, **extra) -> VerdictResult:
@@ -119,8 +156,18 @@ class VerdictResult:
             "model_reported": self.model_reported[:128],
             "raw_response": self.raw_response,
             "context": self.context,
+            "simulated": self.simulated,
+            "endpoint": self.endpoint[:200],
+            "catalogue_version": self.catalogue_version,
+            "request_tail": self.request_tail,
         }
         return redact_secrets(fields)
+
+    def trace_from(self, other: VerdictResult) -> VerdictResult:
+        """Copy the call trace (endpoint, request, catalogue) of another result onto this one."""
+        for name in ("simulated", "endpoint", "catalogue_version", "request_prefix", "prefix_sha256", "request_tail"):
+            setattr(self, name, getattr(other, name))
+        return self
 
 
 class JudgeBackend:
@@ -142,18 +189,6 @@ class JudgeBackend:
     def vendor_key(self) -> str:
         """Name the pool of capacity this backend draws on (for concurrency and rate limits)."""
         return f"{self.judge_version.backend}:{self.judge_version.pk}"
-
-
-def render_query_message(query) -> str:
-    """Render the per-query part of the prompt (the static part is cached separately)."""
-    schema = (query.metadata or {}).get("schema_slice", "") if hasattr(query, "metadata") else ""
-    parts = [
-        f"<question>\n{query.question}\n</question>",
-        f'<sql dialect="{query.dialect}">\n{query.sql}\n</sql>',
-    ]
-    if schema:
-        parts.append(f"<schema>\n{schema}\n</schema>")
-    return "\n".join(parts)
 
 
 def instructions_for(judge_version, *, hypotheses: bool = False) -> str:

@@ -17,10 +17,8 @@ from judges.backends.base import (
     JudgeBackend,
     MalformedAnswer,
     VerdictResult,
-    instructions_for,
     parse_hypotheses_answer,
     parse_verdict,
-    render_query_message,
     token_cost,
 )
 from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy
@@ -47,15 +45,20 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
     def schema(self) -> dict:
         return HYPOTHESES_SCHEMA if self.hypotheses else VERDICT_SCHEMA
 
-    def request(self, query) -> dict:
-        # The static part goes first so servers with automatic prefix caching reuse it.
+    def request(self, query, prompt=None) -> dict:
+        prompt = prompt or self.prompt_for(query)
+        system = prompt.instructions
+        if prompt.shared_schema_text:
+            system += "\n\n" + prompt.shared_schema_text
+        # The static part (tools, instructions, the shared catalogue) goes first so servers
+        # with automatic prefix caching reuse it; the query comes last.
         request = {
             "model": self.judge_version.model,
             "max_tokens": self.judge_version.max_tokens,
             "temperature": self.judge_version.temperature,
             "messages": [
-                {"role": "system", "content": instructions_for(self.judge_version, hypotheses=self.hypotheses)},
-                {"role": "user", "content": render_query_message(query)},
+                {"role": "system", "content": system},
+                {"role": "user", "content": prompt.user_text},
             ],
         }
         if self.structured == "json_schema":
@@ -80,33 +83,37 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
     def judge(self, query) -> VerdictResult:
         import openai
 
-        request = self.request(query)
+        prompt = self.prompt_for(query)
+        request = self.request(query, prompt)
+        trace = self.trace_fields(request, prompt)
+        context = {"backend": "openai_compatible", "simulated": self.endpoint.simulated, **prompt.context()}
+        if self.endpoint.missing_key:
+            return self.missing_key_result(trace, context)
         client = cached_client("openai", self.endpoint, self.timeout_s)
         started = time.perf_counter()
-        context = {
-            "simulated": self.endpoint.simulated or self.judge_version.is_simulated,
-            "backend": "openai_compatible",
-        }
         try:
             # The raw response, as for Anthropic: no ChatCompletion built only to be dumped.
-            response, attempts = call_with_policy(
-                lambda: client.chat.completions.with_raw_response.create(**request),
-                pool=self.pool,
-                policy=self.policy,
-                estimated_tokens=len(request["messages"][1]["content"]) // 4 + request["max_tokens"],
-                transient_errors=(openai.APITimeoutError, openai.APIConnectionError),
+            response, attempts = self.call_through_gate(
+                trace,
+                lambda: call_with_policy(
+                    lambda: client.chat.completions.with_raw_response.create(**request),
+                    pool=self.pool,
+                    policy=self.policy,
+                    estimated_tokens=len(request["messages"][1]["content"]) // 4 + request["max_tokens"],
+                    transient_errors=(openai.APITimeoutError, openai.APIConnectionError),
+                ),
             )
         except VendorCallFailed as exc:
             context["attempts"] = exc.attempts
-            return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context)
+            return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context, **trace)
         context["attempts"] = attempts
         try:
             completion = json_body(response)
         except MalformedAnswer as exc:
-            return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context)
-        return self.result_from(completion, latency_ms=_ms(started), context=context)
+            return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context, **trace)
+        return self.result_from(completion, latency_ms=_ms(started), context=context, trace=trace)
 
-    def result_from(self, completion, *, latency_ms: float, context: dict) -> VerdictResult:
+    def result_from(self, completion, *, latency_ms: float, context: dict, trace=None) -> VerdictResult:
         """Turn a ChatCompletion (or its JSON) into a result: usage and cost always, the verdict if well-formed."""
         raw = completion.model_dump(mode="json") if hasattr(completion, "model_dump") else dict(completion)
         usage = raw.get("usage") or {}
@@ -124,6 +131,7 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
             "model_reported": raw.get("model") or "",
             "raw_response": raw,
             "context": context,
+            **(trace or {}),
         }
         try:
             payload = self._payload(raw)

@@ -15,6 +15,9 @@ import threading
 import time
 from dataclasses import dataclass
 
+from judges.backends.base import VerdictResult, instructions_for
+from judges.backends.prompt import CacheWarmGate, Prompt, prefix_sha256, prompt_build, request_split
+
 RATE_LIMIT_STATUSES = {429, 529}
 
 
@@ -135,7 +138,7 @@ def call_with_policy(call, *, pool: VendorPool, policy: CallPolicy, estimated_to
 
     `transient_errors` are the SDK's timeout/connection exception classes.
     """
-    attempts = {"calls": 0, "rate_limited": 0, "retried": 0, "waited_s": 0.0}
+    attempts = {"calls": 0, "rate_limited": 0, "retried": 0, "waited_s": 0.0, "causes": []}
     failures = 0
     rate_limit_started = None
     while True:
@@ -163,6 +166,7 @@ def call_with_policy(call, *, pool: VendorPool, policy: CallPolicy, estimated_to
                 )
             attempts["rate_limited"] += 1
             attempts["waited_s"] += wait
+            _note_cause(attempts, reason)
             pool.pause(wait)
             continue
         if status is None or status >= 500 or status == 408:
@@ -172,9 +176,20 @@ def call_with_policy(call, *, pool: VendorPool, policy: CallPolicy, estimated_to
             failures += 1
             attempts["retried"] += 1
             attempts["waited_s"] += wait
+            _note_cause(attempts, reason)
             time.sleep(wait)
             continue
         raise VendorCallFailed(reason, attempts=attempts)
+
+
+# Causes kept per call: a long 429 storm is summarised by its count, not listed in full.
+CAUSES_KEPT = 10
+
+
+def _note_cause(attempts: dict, reason: str) -> None:
+    """Remember why a call was retried (the trace shows retries and their causes)."""
+    if len(attempts["causes"]) < CAUSES_KEPT:
+        attempts["causes"].append(reason[:300])
 
 
 class VendorBackendMixin:
@@ -185,6 +200,7 @@ class VendorBackendMixin:
 
     def setup_vendor_calls(self, *, hypotheses: bool) -> None:
         self.hypotheses = hypotheses
+        self.cache_gate = CacheWarmGate()
         self.policy = CallPolicy.from_config(self.config)
         self.timeout_s = float(self.config.get("timeout_s", 60))
         self.pool = vendor_pool(
@@ -193,3 +209,33 @@ class VendorBackendMixin:
             rpm=self.config.get("rpm"),
             tpm=self.config.get("tpm"),
         )
+
+    def prompt_for(self, query) -> Prompt:
+        return prompt_build(
+            self.judge_version, query, instructions=instructions_for(self.judge_version, hypotheses=self.hypotheses)
+        )
+
+    def trace_fields(self, request: dict, prompt: Prompt) -> dict:
+        """The trace a result carries: endpoint, simulation, catalogue, request split for storage."""
+        prefix, tail = request_split(request)
+        return {
+            "simulated": self.endpoint.simulated,
+            "endpoint": self.endpoint.label,
+            "catalogue_version": prompt.schema.catalogue_version,
+            "request_prefix": prefix,
+            "prefix_sha256": prefix_sha256(prefix),
+            "request_tail": tail,
+        }
+
+    def missing_key_result(self, trace: dict, context: dict) -> VerdictResult:
+        """A version bound to a real vendor without its key: an error, never the simulator."""
+        return VerdictResult.error(f"{self.endpoint.missing_key} is not set", context=context, **trace)
+
+    def call_through_gate(self, trace: dict, call):
+        """Make the call; the first call with a new prefix goes alone (see CacheWarmGate)."""
+        first = self.cache_gate.enter(trace["prefix_sha256"], self.timeout_s)
+        try:
+            return call()
+        finally:
+            if first is not None:
+                first.set()

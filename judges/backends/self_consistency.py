@@ -34,8 +34,9 @@ class SelfConsistencyBackend(JudgeBackend):
         totals = _sum_usage(results)
         summary = [{"decision": r.decision, "reason": r.reason[:500]} for r in results]
         context = {
-            "simulated": any(r.context.get("simulated") for r in results),
             "backend": "self_consistency",
+            "simulated": all(r.simulated for r in results),
+            "schema": results[0].context.get("schema"),
             "votes": dict(votes),
             "samples": len(results),
         }
@@ -43,7 +44,7 @@ class SelfConsistencyBackend(JudgeBackend):
         if not votes:
             return VerdictResult.error(
                 f"all {len(results)} samples failed: {results[0].reason}", raw_response=raw, context=context, **totals
-            )
+            ).trace_from(results[0])
         # Reject only on a strict majority of the answered samples; a tie is not evidence.
         if votes[Decision.REJECT] > votes[Decision.ACCEPT]:
             rejecting = [r for r in results if r.decision == Decision.REJECT]
@@ -55,14 +56,14 @@ class SelfConsistencyBackend(JudgeBackend):
                 raw_response=raw,
                 context=context,
                 **totals,
-            )
+            ).trace_from(results[0])
         return VerdictResult(
             decision=Decision.ACCEPT,
             reason=f"{votes[Decision.ACCEPT]} of {len(results)} samples accept",
             raw_response=raw,
             context=context,
             **totals,
-        )
+        ).trace_from(results[0])
 
 
 def _sum_usage(results) -> dict:

@@ -2,7 +2,11 @@
 
 Keys come only from the environment (settings read them); a judge version's config may
 name another environment variable (`api_key_env`) but never holds a key itself.
-Without a key, calls go to the local vendor simulator (settings.VENDOR_SIMULATOR_URL).
+
+A version goes to the local vendor simulator only when it says so (config `simulated`,
+or a base URL that is the simulator's). A version bound to a real vendor whose key is
+missing is never switched to the simulator: its calls fail with an `error` verdict
+naming the variable (`Endpoint.missing_key`).
 """
 
 from __future__ import annotations
@@ -10,10 +14,14 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
 SIMULATOR_KEY = "simulated-no-key"
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+DEFAULT_HOSTS = {"anthropic": "api.anthropic.com", "openai": "api.openai.com"}
 
 
 @dataclass(frozen=True)
@@ -21,32 +29,61 @@ class Endpoint:
     base_url: str | None
     api_key: str
     simulated: bool
+    # The environment variable that should hold the key, when it is missing: calls fail.
+    missing_key: str = ""
+    vendor: str = "anthropic"
+
+    @property
+    def label(self) -> str:
+        """What a verdict records as its endpoint: "simulated" or the vendor's host."""
+        if self.simulated:
+            return "simulated"
+        if self.base_url:
+            return urlsplit(self.base_url).netloc or self.base_url
+        return DEFAULT_HOSTS.get(self.vendor, self.vendor)
 
 
-def _key_from(config: dict, default: str) -> str:
-    env_name = config.get("api_key_env")
-    if env_name:
-        return os.environ.get(env_name, "")
-    return default
+def vendor_api_key(config: dict, default_env: str) -> tuple[str, str]:
+    """Return (variable name, key) for a version: the one place a vendor key is looked up."""
+    env_name = config.get("api_key_env") or default_env
+    if env_name == ANTHROPIC_KEY_ENV:
+        return env_name, settings.ANTHROPIC_API_KEY
+    if env_name == OPENAI_KEY_ENV:
+        return env_name, settings.OPENAI_API_KEY
+    return env_name, os.environ.get(env_name, "")
+
+
+def simulator_endpoint(vendor: str) -> Endpoint:
+    base = settings.VENDOR_SIMULATOR_URL.rstrip("/")
+    return Endpoint(base + ("/v1" if vendor == "openai" else ""), SIMULATOR_KEY, True, vendor=vendor)
 
 
 def anthropic_endpoint(config: dict) -> Endpoint:
     """Resolve base URL and key for the Anthropic backend."""
-    key = _key_from(config, settings.ANTHROPIC_API_KEY)
+    if config.get("simulated"):
+        return simulator_endpoint("anthropic")
+    env_name, key = vendor_api_key(config, ANTHROPIC_KEY_ENV)
     base_url = config.get("base_url") or settings.ANTHROPIC_BASE_URL or None
-    if config.get("simulated") or (not key and not base_url):
-        return Endpoint(settings.VENDOR_SIMULATOR_URL.rstrip("/"), SIMULATOR_KEY, True)
-    return Endpoint(base_url, key or SIMULATOR_KEY, is_simulator_url(base_url))
+    if is_simulator_url(base_url):
+        return Endpoint(base_url, key or SIMULATOR_KEY, True, vendor="anthropic")
+    if not key and not base_url:
+        return Endpoint(None, "", False, missing_key=env_name, vendor="anthropic")
+    # A base URL without a key is a proxy that adds its own; the SDK insists on one.
+    return Endpoint(base_url, key or "no-key", False, vendor="anthropic")
 
 
 def openai_endpoint(config: dict) -> Endpoint:
     """Resolve base URL and key for an OpenAI-compatible backend (OpenAI, vLLM, Ollama...)."""
-    key = _key_from(config, settings.OPENAI_API_KEY)
+    if config.get("simulated"):
+        return simulator_endpoint("openai")
+    env_name, key = vendor_api_key(config, OPENAI_KEY_ENV)
     base_url = config.get("base_url") or settings.OPENAI_BASE_URL or None
-    if config.get("simulated") or (not key and not base_url):
-        return Endpoint(settings.VENDOR_SIMULATOR_URL.rstrip("/") + "/v1", SIMULATOR_KEY, True)
+    if is_simulator_url(base_url):
+        return Endpoint(base_url, key or SIMULATOR_KEY, True, vendor="openai")
+    if not key and not base_url:
+        return Endpoint(None, "", False, missing_key=env_name, vendor="openai")
     # Local OpenAI-compatible servers often need no key; the SDK insists on one.
-    return Endpoint(base_url, key or "no-key", is_simulator_url(base_url))
+    return Endpoint(base_url, key or "no-key", False, vendor="openai")
 
 
 def is_simulator_url(base_url: str | None) -> bool:

@@ -50,7 +50,11 @@ def test_calls_to_one_endpoint_share_a_client_and_its_kept_alive_connection(vend
 
 
 def test_anthropic_backend_caches_the_static_prompt_and_prices_cache_tokens(vendor_simulator):
-    judge = get_backend(simulated_version())
+    version = simulated_version()
+    # Long enough to reach the family's minimum cacheable length (1,024 tokens).
+    version.prompt_template = "Review the SQL against the question; answer with the tool.\n" * 90
+    version.save()
+    judge = get_backend(version)
     first, second = judge.judge(query(RIGHT_SQL)), judge.judge(query(WRONG_SQL))
     assert first.cache_write_tokens > 0 and first.cache_read_tokens == 0
     assert second.cache_read_tokens == first.cache_write_tokens and second.cache_write_tokens == 0

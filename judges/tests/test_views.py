@@ -92,8 +92,10 @@ def test_creating_a_judge_makes_its_first_version(client_for, vendor_simulator):
     assert response.status_code == 302
     version = judge.latest_version
     assert version.number == 1
-    # No key in the environment of the tests: it answers from the simulator, and says so.
-    assert version.is_simulated
+    # No key in the environment of the tests, and not created as simulated: it is not
+    # switched to the simulator (its calls fail, naming the variable).
+    assert not version.is_simulated
+    assert version.schema_token_budget == 4000
 
 
 def test_editing_a_judge_freezes_a_new_version_and_leaves_the_old_one(client_for):
@@ -111,7 +113,12 @@ def test_editing_a_judge_freezes_a_new_version_and_leaves_the_old_one(client_for
         "price_cache_write_per_mtok": "3.75",
         "config": '{"simulated": true}',
     }
-    client_for("ml_engineer").post(reverse("judges:judge_edit", args=[version.judge.pk]), data)
+    client = client_for("ml_engineer")
+    review = client.post(reverse("judges:judge_edit", args=[version.judge.pk]), data)
+    # The first post shows the diff against the current version and saves nothing.
+    assert review.status_code == 200 and JudgeVersion.objects.filter(judge=version.judge).count() == 1
+    assert "+Be strict." in review.content.decode()
+    client.post(reverse("judges:judge_edit", args=[version.judge.pk]), {**data, "confirm": "save"})
     versions = list(JudgeVersion.objects.filter(judge=version.judge).order_by("number"))
     assert [v.number for v in versions] == [1, 2]
     assert versions[0].prompt_template == "" and versions[1].prompt_template == "Be strict."
