@@ -27,7 +27,7 @@ from judges.report import (
     marginal_values,
     report_from_data,
 )
-from judges.selectors import RunSelection, run_selection_parse
+from judges.run_selection import RunSelection, run_selection_parse
 from labelling.models import GoldSetVersion, Query
 
 SELECTION_PARAMS = ("runs", "since", "until")

@@ -19,7 +19,7 @@ from django.db.models import Count, Sum
 
 from judges import metrics
 from judges.models import JudgeVersion, Verdict
-from judges.selectors import RunSelection, calibration_run_ids
+from judges.run_selection import RunSelection, calibration_run_ids
 from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
 
 

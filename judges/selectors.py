@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import datetime
 import difflib
 import json
-from dataclasses import dataclass
 
 import numpy as np
 from django.db.models import Count, Q
@@ -93,106 +91,6 @@ def runs_recent(limit: int = 20):
     return CalibrationRun.objects.select_related("gold_set_version__gold_set").prefetch_related("judge_versions")[
         :limit
     ]
-
-
-@dataclass(frozen=True)
-class RunSelection:
-    """Which calibration runs a report rests on, as the user asked for them."""
-
-    run_ids: tuple[int, ...] | None = None
-    since: datetime.date | None = None
-    until: datetime.date | None = None
-
-    @property
-    def rule(self) -> str:
-        """Describe the selection in words, as the page and the JSON state it."""
-        parts = []
-        if self.run_ids is not None:
-            parts.append("runs " + ", ".join(str(i) for i in self.run_ids))
-        else:
-            parts.append("every completed run")
-        if self.since:
-            parts.append(f"created on or after {self.since.isoformat()}")
-        if self.until:
-            parts.append(f"created on or before {self.until.isoformat()}")
-        return " ".join(parts)
-
-    def as_dict(self) -> dict:
-        return {
-            "runs": list(self.run_ids) if self.run_ids is not None else None,
-            "since": self.since.isoformat() if self.since else None,
-            "until": self.until.isoformat() if self.until else None,
-            "rule": self.rule,
-        }
-
-
-def run_selection_parse(*, runs: str | None = None, since: str | None = None, until: str | None = None) -> RunSelection:
-    """Parse "3,4" and ISO dates as typed by a user; raise ValueError saying what is wrong."""
-    run_ids = None
-    if runs is not None and runs.strip():
-        try:
-            run_ids = tuple(sorted({int(part) for part in runs.replace(" ", "").split(",") if part}))
-        except ValueError:
-            raise ValueError(f"runs must be run ids separated by commas, e.g. 3,4; got {runs!r}") from None
-        if not run_ids or min(run_ids) < 1:
-            raise ValueError(f"runs must be positive run ids separated by commas; got {runs!r}")
-    return RunSelection(run_ids=run_ids, since=parse_date(since, "since"), until=parse_date(until, "until"))
-
-
-def parse_date(raw: str | None, name: str) -> datetime.date | None:
-    if raw is None or not raw.strip():
-        return None
-    try:
-        return datetime.date.fromisoformat(raw.strip())
-    except ValueError:
-        raise ValueError(f"{name} must be a date like 2026-01-31; got {raw!r}") from None
-
-
-def calibration_run_ids(*, gold_set_version, selection: RunSelection | None = None) -> list[int]:
-    """Return the runs a report on this gold-set version rests on.
-
-    Default: every completed run on the version. Named runs must exist on this version
-    (any status: the user asked for them); a date range keeps runs created within it
-    (both ends included, in the server's time zone) and, without named runs, completed ones.
-    Raises ValueError naming runs that are not on the version.
-    """
-    selection = selection or RunSelection()
-    runs = CalibrationRun.objects.filter(gold_set_version=gold_set_version)
-    if selection.run_ids is not None:
-        runs = runs.filter(pk__in=selection.run_ids)
-        found = set(runs.values_list("pk", flat=True))
-        unknown = [i for i in selection.run_ids if i not in found]
-        if unknown:
-            raise ValueError(
-                f"run{'s' if len(unknown) > 1 else ''} {', '.join(map(str, unknown))} "
-                f"{'are' if len(unknown) > 1 else 'is'} not a calibration run on {gold_set_version}"
-            )
-    else:
-        runs = runs.filter(status=RunStatus.COMPLETED)
-    if selection.since:
-        runs = runs.filter(created_at__date__gte=selection.since)
-    if selection.until:
-        runs = runs.filter(created_at__date__lte=selection.until)
-    return sorted(runs.values_list("pk", flat=True))
-
-
-def calibration_runs_of_judge(*, judge_version) -> tuple[object, list[int]]:
-    """Return (gold-set version, run ids) that calibrate a live judge: triage's run rule.
-
-    The gold-set version of the judge version's latest completed run, and every completed
-    run on it — the dashboard's default selection, of which the judge's figures use the
-    runs it took part in.
-    """
-    latest = (
-        CalibrationRun.objects.filter(judge_versions=judge_version, status=RunStatus.COMPLETED)
-        .select_related("gold_set_version__gold_set")
-        .order_by("-finished_at", "-created_at", "-pk")
-        .first()
-    )
-    if latest is None:
-        return None, []
-    version = latest.gold_set_version
-    return version, calibration_run_ids(gold_set_version=version)
 
 
 def verdict_trace(verdict: Verdict, prefix_body: dict | None = None) -> dict:

@@ -20,7 +20,7 @@ from django.db.models import Count, Max
 
 from judges.models import CalibrationRun, Decision, Verdict
 from judges.report import judge_entry, load_calibration
-from judges.selectors import calibration_runs_of_judge
+from judges.run_selection import calibration_runs_of_judge
 from triage import estimates
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
 

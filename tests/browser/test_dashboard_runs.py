@@ -3,7 +3,7 @@
 import pytest
 
 from judges.report import build_report
-from judges.selectors import RunSelection
+from judges.run_selection import RunSelection
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 from tests.browser.conftest import log_in
 

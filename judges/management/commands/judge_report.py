@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from config.exports import csv_text
 from judges.report import build_report
-from judges.selectors import run_selection_parse
+from judges.run_selection import run_selection_parse
 from labelling.models import GoldSetVersion
 
 # Scalar judge columns for CSV and the table, in contract order.
