@@ -1,6 +1,6 @@
 from django.urls import path
 
-from judges import dashboard_views, views
+from judges import dashboard_views, loop_views, views
 
 app_name = "judges"
 
@@ -26,3 +26,6 @@ urlpatterns += [
     path("dashboard/<int:version_id>/missed/", dashboard_views.dashboard_missed, name="dashboard-missed"),
     path("dashboard/<int:version_id>/items/<int:query_id>/", dashboard_views.dashboard_item, name="dashboard-item"),
 ]
+
+# The loop lab: what a checker does to a generation loop.
+urlpatterns += [path("loop/", loop_views.loop_lab, name="loop-lab")]
