@@ -21,8 +21,10 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 FAILURE_CLASSES = ("syntax", "dialect", "unknown_obj", "empty_result", "timeout", "transport")
+FAILURE_CLASS_SET = frozenset(FAILURE_CLASSES)
 OUTCOMES = ("accepted", "stop", "stop_backoff", "escalate", "unrecorded")
 ACTIONS = ("repair", "escalate", "escalate_once", "stop", "stop_backoff")
 TIERS = ("cheap", "strong")
@@ -35,8 +37,7 @@ class ReplayInputError(ValueError):
     """Recorded attempts, weights or a policy that cannot be replayed, with where and why."""
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(NamedTuple):
     """One recorded draft: its tier, its failure class (None = it passed) and its tokens."""
 
     tier: str
@@ -58,8 +59,7 @@ class Policy:
         return {"name": self.name, "actions": dict(self.actions), "max_same_tier": self.max_same_tier}
 
 
-@dataclass
-class LedgerEntry:
+class LedgerEntry(NamedTuple):
     tier: str
     attempt: int
     failure_class: str | None
@@ -70,14 +70,20 @@ class LedgerEntry:
 
 @dataclass
 class Ledger:
-    entries: list[LedgerEntry] = field(default_factory=list)
+    """What one request was charged, attempt by attempt (seed 001's ledger)."""
 
-    @property
-    def spent(self) -> float:
-        return sum(entry.spent for entry in self.entries)
+    entries: list[LedgerEntry] = field(default_factory=list)
+    spent: float = 0.0
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def charge(self, entry: LedgerEntry) -> None:
+        self.entries.append(entry)
+        self.spent += entry.spent
+        if entry.failure_class is not None:
+            self.failures[entry.tier] = self.failures.get(entry.tier, 0) + 1
 
     def failures_at(self, tier: str) -> int:
-        return sum(1 for entry in self.entries if entry.tier == tier and entry.failure_class is not None)
+        return self.failures.get(tier, 0)
 
 
 @dataclass
@@ -183,15 +189,12 @@ def replay_request(request_id: str, record: dict[str, list[Attempt]], policy: Po
             return ReplayResult(request_id, "unrecorded", tier, ledger)
         used[tier] = position + 1
         draft = recorded[position]
-        units = 1.0 if draft.tokens is None else float(draft.tokens)
-        entry = LedgerEntry(tier, position + 1, draft.failure_class, draft.tokens, units * weights.get(tier, 1.0), "")
-        ledger.entries.append(entry)
+        spent = (1.0 if draft.tokens is None else float(draft.tokens)) * weights.get(tier, 1.0)
         if draft.failure_class is None:
-            entry.action = "accept"
+            ledger.charge(LedgerEntry(tier, position + 1, None, draft.tokens, spent, "accept"))
             return ReplayResult(request_id, "accepted", tier, ledger)
-        prior = ledger.failures_at(tier) - 1
-        action = decide(policy, draft.failure_class, prior)
-        entry.action = action
+        action = decide(policy, draft.failure_class, ledger.failures_at(tier))
+        ledger.charge(LedgerEntry(tier, position + 1, draft.failure_class, draft.tokens, spent, action))
         if action == "repair":
             continue
         if action == "escalate" and tier_index + 1 < len(policy.tiers):
@@ -280,11 +283,34 @@ def parse_weights(text: str) -> dict[str, float]:
     return weights
 
 
-def attempt_from_row(row, *, where: str, tiers: Iterable[str] = TIERS) -> tuple[str, Attempt]:
-    """Validate one recorded attempt {"request_id", "tier", "attempt", "failure_class", "tokens"}."""
+def attempt_from_row(row, *, where: str | int, tiers: Iterable[str] = TIERS) -> tuple[str, Attempt]:
+    """Validate one recorded attempt {"request_id", "tier", "attempt", "failure_class", "tokens"}.
+
+    `where` names the record in error messages (an int is a line number).
+    """
+    if isinstance(where, int):
+        where = f"line {where}" if not isinstance(row, dict) else where
     if not isinstance(row, dict):
         raise ReplayInputError(f"{where}: expected a JSON object")
-    request_id = row.get("request_id")
+    request_id, tier, attempt, tokens, failure = (
+        row.get("request_id"),
+        row.get("tier"),
+        row.get("attempt"),
+        row.get("tokens"),
+        row.get("failure_class"),
+    )
+    # The common line, checked in one expression; anything else takes the careful path below.
+    if (
+        type(request_id) is str
+        and request_id
+        and tier in tiers
+        and (attempt is None or type(attempt) is int and attempt >= 1)
+        and (tokens is None or type(tokens) in (int, float) and tokens >= 0)
+        and (failure is None or failure in FAILURE_CLASS_SET)
+    ):
+        return request_id, Attempt(tier, failure, tokens, attempt)
+    if isinstance(where, int):
+        where = f"line {where}"
     if isinstance(request_id, int) and not isinstance(request_id, bool):
         request_id = str(request_id)
     if not isinstance(request_id, str) or not request_id:
@@ -332,7 +358,7 @@ def read_attempts_jsonl(lines: Iterable[str]) -> dict[str, dict[str, list[Attemp
             row = json.loads(line)
         except json.JSONDecodeError as error:
             raise ReplayInputError(f"line {number}: not JSON ({error.msg})") from None
-        parsed.append(attempt_from_row(row, where=f"line {number}"))
+        parsed.append(attempt_from_row(row, where=number))
     return records_from_attempts(parsed)
 
 

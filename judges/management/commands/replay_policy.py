@@ -88,6 +88,7 @@ class Command(BaseCommand):
         results = policy_replay.replay(records, chosen, tier_weights)
         summary = policy_replay.replay_summary(results, chosen, tier_weights)
         if format == "json":
-            self.stdout.write(json.dumps(summary, indent=2))
+            # Compact: the C encoder; an indented dump of 10,000 ledgers takes seconds.
+            self.stdout.write(json.dumps(summary))
         else:
             self.stdout.write(summary_as_table(summary), ending="")
