@@ -401,6 +401,7 @@ def loop_figures(
     for checker in [NO_CHECKER, *checkers]:
         entry = {
             "checker": checker.name,
+            "name": checker.name,
             "baseline": checker.baseline,
             "catch_rate": checker.catch.as_dict(),
             "false_reject_rate": checker.false_reject.as_dict(),

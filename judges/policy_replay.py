@@ -122,9 +122,18 @@ def retry_regardless(n: int) -> Policy:
 ESCALATE_ON_FIRST_FAILURE = Policy(
     name="escalate_first", actions=dict.fromkeys(FAILURE_CLASSES, "escalate"), max_same_tier=0
 )
-SEED_ALIASES = {"seed001", "seed_001", "decision_table", "default", "builtin", "table"}
-ESCALATE_ALIASES = {"escalate_first", "escalate-first", "escalate_on_first_failure", "escalate-on-first-failure"}
-RETRY_NAME = re.compile(r"^retry[-_:]?(\d+)$")
+SEED_ALIASES = {"seed001", "seed_001", "seed-001", "decision_table", "decision-table", "default", "builtin", "table"}
+ESCALATE_ALIASES = {
+    "escalate",
+    "escalate_first",
+    "escalate-first",
+    "escalate_on_first_failure",
+    "escalate-on-first-failure",
+    "escalate_on_failure",
+}
+RETRY_NAME = re.compile(r"^retry(?:[-_:]?(\d+)(?:[-_]?times)?|_regardless|-regardless)?$")
+# "retry" alone: seed 000's loop, three drafts (two retries) before climbing.
+DEFAULT_RETRIES = 2
 
 
 def policy_from_table(table: dict, name: str = "custom") -> Policy:
@@ -157,7 +166,7 @@ def policy_named(name: str) -> Policy:
         return ESCALATE_ON_FIRST_FAILURE
     match = RETRY_NAME.match(key)
     if match:
-        return retry_regardless(int(match.group(1)))
+        return retry_regardless(int(match.group(1) or DEFAULT_RETRIES))
     raise ReplayInputError(
         f"unknown policy {name!r}: use seed001, retryN (e.g. retry2), escalate_first, or a JSON table file"
     )

@@ -197,3 +197,17 @@ def test_the_verifiers_findings_map_onto_seed_001_classes(sql, expected):
 def test_a_verifier_transport_fault_maps_to_transport():
     stored = {"passed": False, "failure_class": "transport", "message": "warehouse unreachable"}
     assert policy_replay.failure_class_from_verifier(stored) == "transport"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected", "repairs"),
+    [
+        ("retry", "retry2", 2),
+        ("retry_3_times", "retry3", 3),
+        ("escalate", "escalate_first", 0),
+        ("default", "seed001", 1),
+    ],
+)
+def test_built_in_policies_answer_to_their_plain_names(name, expected, repairs):
+    policy = policy_named(name)
+    assert (policy.name, policy.max_same_tier) == (expected, repairs)
