@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from probes.selectors import warehouses_named
+from triage.attempts import AttemptListField, request_attempts_store
 from triage.models import ApiToken, LiveQuery
 from triage.services import api_token_authenticate, live_queries_ingest
 
@@ -119,6 +120,7 @@ class QueryInSerializer(serializers.Serializer):
     warehouse = serializers.SlugField(max_length=64)
     dialect = serializers.ChoiceField(choices=["sqlite", "postgres"], required=False)
     metadata = serializers.DictField(required=False, default=dict)
+    attempts = AttemptListField()  # optional: the generation attempts behind this SQL (the loop lab)
 
     def get_fields(self):
         # DRF deep-copies the declared fields for every serializer, and the ingestion API
@@ -254,6 +256,7 @@ class QueryIngestView(APIView):
             body = errors["0"] if single else {"items": errors}
             return Response({"detail": "Validation failed; nothing was stored.", "errors": body}, status=400)
         ingested = live_queries_ingest(rows=clean, token=request.auth, warehouses=warehouses)
+        request_attempts_store(rows=clean, ingested=ingested)
         accepted = [
             {
                 "id": entry.live.pk,

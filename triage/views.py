@@ -10,6 +10,7 @@ from judges.models import JudgeVersion
 from labelling.models import ErrorClass
 from probes.models import Warehouse
 from triage import selectors, services
+from triage.attempts import live_replay_summary
 from triage.forms import DecisionForm, ReopenForm
 from triage.models import TriageItem, TriageStatus
 
@@ -116,7 +117,9 @@ def unjudged(request):
 @role_required(ANALYST, ML_ENGINEER)
 def dashboard(request):
     """Show queue health, per-judge live precision, alerts and the live error-rate estimates."""
-    return render(request, "triage/dashboard.html", selectors.dashboard_figures())
+    context = selectors.dashboard_figures()
+    context["loop_replay"] = live_replay_summary(days=7)  # None unless attempt logs exist
+    return render(request, "triage/dashboard.html", context)
 
 
 @require_POST

@@ -1,0 +1,132 @@
+"""The loop lab: what each checker does to a generate-check-retry-escalate loop, side by side.
+
+Thin: the form validates what was entered, `judges.loop_selectors.loop_report` computes
+(with `judges.loop_model`), the template lays the checkers out in columns.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.shortcuts import render
+
+from config.roles import ML_ENGINEER, role_required
+from judges.loop_model import FIGURES, SEED_000_ESCALATION_ACCURACY, SEED_000_RETRY_SUCCESS
+from judges.loop_selectors import MAX_CHECKERS, EnteredInputs, loop_report
+from judges.models import CalibrationRun, RunStatus, Verdict
+from judges.report import load_judge_columns
+from labelling.models import GoldSetVersion
+
+FIGURE_LABELS = {
+    "calls_per_question": ("Generator calls per question", "{:.3f}"),
+    "escalated_share": ("Share escalated", "{:.1%}"),
+    "cost_per_accepted_usd": ("Cost per accepted answer ($)", "{:.4f}"),
+    "wrong_shipped_per_1000": ("Wrong answers shipped per 1,000", "{:.1f}"),
+    "correct_rejected_per_1000": ("Correct drafts rejected per 1,000", "{:.1f}"),
+    "latency_ms_p50": ("Latency p50 (ms)", "{:,.0f}"),
+    "latency_ms_p95": ("Latency p95 (ms)", "{:,.0f}"),
+    "latency_ms_p99": ("Latency p99 (ms)", "{:,.0f}"),
+}
+
+
+class LoopLabForm(forms.Form):
+    version = forms.ModelChoiceField(queryset=GoldSetVersion.objects.none(), label="Gold-set version")
+    checker = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Checkers")
+    ensemble = forms.CharField(required=False, label="Ensemble", help_text='e.g. "a+b" or "a+b+c@majority"')
+    max_attempts = forms.IntegerField(min_value=1, max_value=20, initial=3)
+    retry_success = forms.CharField(initial=",".join(str(v) for v in SEED_000_RETRY_SUCCESS), label="Retry success")
+    generation_cost = forms.FloatField(min_value=0, initial=0.0, label="Generator $/call")
+    generation_latency_ms = forms.FloatField(min_value=0, initial=0.0, label="Generator ms")
+    escalation_cost = forms.FloatField(min_value=0, required=False, label="Escalation $/call")
+    escalation_accuracy = forms.FloatField(min_value=0, max_value=1, initial=SEED_000_ESCALATION_ACCURACY)
+    escalation_latency_ms = forms.FloatField(min_value=0, initial=0.0, label="Escalation ms")
+
+    def __init__(self, *args, versions, judge_labels, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["version"].queryset = versions
+        self.fields["checker"].choices = [(label, label) for label in judge_labels]
+
+    def clean_retry_success(self):
+        try:
+            values = tuple(float(part) for part in self.cleaned_data["retry_success"].split(",") if part.strip())
+        except ValueError:
+            raise forms.ValidationError("Comma-separated shares, such as 0.71,0.40.") from None
+        if not values or not all(0 <= v <= 1 for v in values):
+            raise forms.ValidationError("Each share lies between 0 and 1.")
+        return values
+
+    def clean(self):
+        data = super().clean()
+        specs = list(data.get("checker") or []) + ([data["ensemble"].strip()] if data.get("ensemble") else [])
+        if len(specs) > MAX_CHECKERS:
+            raise forms.ValidationError(f"Pick at most {MAX_CHECKERS} checkers.")
+        data["specs"] = specs
+        return data
+
+    def entered(self) -> EnteredInputs:
+        data = self.cleaned_data
+        return EnteredInputs(
+            max_attempts=data["max_attempts"],
+            retry_success=data["retry_success"],
+            generation_cost_usd=data["generation_cost"],
+            generation_latency_ms=data["generation_latency_ms"],
+            escalation_cost_usd=data.get("escalation_cost"),
+            escalation_accuracy=data["escalation_accuracy"],
+            escalation_latency_ms=data["escalation_latency_ms"],
+        )
+
+
+def default_version(versions):
+    """The version of the latest completed run, else the latest version with any run."""
+    run = CalibrationRun.objects.filter(status=RunStatus.COMPLETED).order_by("-created_at").first()
+    return run.gold_set_version if run else versions.order_by("-pk").first()
+
+
+def judge_labels_on(version) -> list[str]:
+    """Return "name:N" of every judge version with verdicts on this gold-set version."""
+    if version is None:
+        return []
+    ids = Verdict.objects.filter(run__gold_set_version=version).values_list("judge_version_id", flat=True).distinct()
+    return [f"{column.name}:{column.number}" for column in load_judge_columns(ids)]
+
+
+def figure_rows(report: dict) -> list[dict]:
+    """Lay the figures out as rows with one formatted cell per checker."""
+    rows = []
+    for key in FIGURES:
+        label, template = FIGURE_LABELS[key]
+        cells = []
+        for checker in report["checkers"]:
+            entry = checker[key]
+            value = "–" if entry["value"] is None else template.format(entry["value"])
+            ci = entry["ci95"]
+            cells.append({"value": value, "ci": None if not ci else [template.format(ci[0]), template.format(ci[1])]})
+        rows.append({"key": key, "label": label, "cells": cells})
+    return rows
+
+
+@role_required(ML_ENGINEER)
+def loop_lab(request):
+    """Show the loop figures of up to four checkers and "no checker" on a gold-set version."""
+    versions = GoldSetVersion.objects.select_related("gold_set").filter(calibration_runs__isnull=False).distinct()
+    wanted = request.GET.get("version", "")
+    chosen = (versions.filter(pk=wanted).first() if wanted.isdigit() else None) or default_version(versions)
+    params = request.GET.copy()
+    if chosen is not None:
+        params.setdefault("version", str(chosen.pk))
+    for name, field in LoopLabForm.base_fields.items():
+        if field.initial is not None and name not in params:
+            params[name] = str(field.initial)
+    form = LoopLabForm(params, versions=versions, judge_labels=judge_labels_on(chosen))
+    context = {"form": form, "version": chosen}
+    if chosen is not None and form.is_valid():
+        try:
+            report = loop_report(
+                gold_set_version=form.cleaned_data["version"],
+                checker_specs=form.cleaned_data["specs"],
+                entered=form.entered(),
+            )
+        except ValueError as error:
+            context["error"] = str(error)
+        else:
+            context.update(report=report, rows=figure_rows(report))
+    return render(request, "judges/loop_lab.html", context)
