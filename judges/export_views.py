@@ -1,31 +1,21 @@
 """CSV and JSON downloads of the dashboard's tables: judges, pairs, ensembles.
 
 The numbers come from `judges.report`, as on the dashboard and in `judge_report`, read with
-the same GET parameters as the dashboard (`generation_cost`, `baseline`, `fr_ceiling`), so
+the same GET parameters as the dashboard (`generation_cost`, `baseline`, `fr_ceiling` and the
+run selection `runs`, `since`, `until`), so
 a download shows what the page shows. CSV cells are neutralised (`config.exports`).
 """
 
-import math
-
-from django.http import Http404
-from django.shortcuts import get_object_or_404
+from django.http import Http404, JsonResponse
 
 from config.exports import csv_response, json_response, records_csv_response
 from config.roles import ML_ENGINEER, role_required
+from judges.dashboard_views import SelectionError, load_for
 from judges.management.commands.judge_report import report_csv_table
-from judges.report import ensembles_up_to, load_calibration, report_from_data
-from labelling.models import GoldSetVersion
+from judges.report import ensembles_up_to
 
 TABLES = ("judges", "pairs", "ensembles")
 FORMATS = ("csv", "json")
-
-
-def _bounded(raw, default: float, low: float, high: float) -> float:
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return default
-    return min(max(value, low), high) if math.isfinite(value) else default
 
 
 def _columns(records: list[dict]) -> list[str]:
@@ -35,20 +25,16 @@ def _columns(records: list[dict]) -> list[str]:
     return columns
 
 
-def table_records(version: GoldSetVersion, table: str, params) -> tuple[dict, list[dict]]:
-    """Return the report and the rows of one dashboard table, computed as the dashboard does."""
-    generation_cost = _bounded(params.get("generation_cost"), 0.0, 0.0, 100.0)
-    ceiling = _bounded(params.get("fr_ceiling"), 0.2, 0.0, 1.0)
-    data = load_calibration(gold_set_version=version)
-    try:
-        report = report_from_data(data, generation_cost_usd=generation_cost, baseline=params.get("baseline") or None)
-    except ValueError:  # an unknown baseline is dropped, as on the page
-        report = report_from_data(data, generation_cost_usd=generation_cost)
+def table_records(version_id: int, table: str, request) -> tuple[dict, list[dict]]:
+    """Return the report and the rows of one dashboard table, loaded exactly as the dashboard loads them."""
+    data, report, options = load_for(version_id, request)
     if table == "judges":
         return report, report["judges"]
     if table == "pairs":
         return report, report["pairs"]
-    points = ensembles_up_to(data, generation_cost_usd=generation_cost, false_reject_ceiling=ceiling)
+    points = ensembles_up_to(
+        data, generation_cost_usd=options.generation_cost_usd, false_reject_ceiling=options.false_reject_ceiling
+    )
     return report, [{**point, "members": " + ".join(point["members"])} for point in points]
 
 
@@ -57,9 +43,11 @@ def dashboard_table_export(request, version_id: int, table: str, fmt: str):
     """Download one of the dashboard's tables (judges, pairs, ensembles) as CSV or JSON."""
     if table not in TABLES or fmt not in FORMATS:
         raise Http404("Export judges, pairs or ensembles as .csv or .json.")
-    version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=version_id)
-    report, records = table_records(version, table, request.GET)
-    stem = f"{version.gold_set.name}-v{version.number}-{table}"
+    try:
+        report, records = table_records(version_id, table, request)
+    except SelectionError as error:
+        return JsonResponse({"error": str(error)}, status=400)
+    stem = f"{report['gold_set']}-v{report['version']}-{table}"
     if fmt == "json":
         return json_response(
             f"{stem}.json",

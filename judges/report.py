@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db import connection
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 
 from judges import metrics
 from judges.models import JudgeVersion, Verdict
@@ -62,6 +62,8 @@ class CalibrationData:
     rows: tuple[np.ndarray, ...] = field(default=(), repr=False)
     # Judge version ids none of whose verdicts has a measured cost.
     unmeasured_cost: frozenset = frozenset()
+    # Judge version id -> verdicts its calls recorded as made by the simulator.
+    simulated_verdicts: dict = field(default_factory=dict)
     _probs: np.ndarray | None = field(default=None, repr=False)
     _draws: metrics.DrawTable | None = field(default=None, repr=False)
 
@@ -221,8 +223,10 @@ def fetch_verdict_rows(run_ids: list[int], max_judge_version_id: int) -> tuple[n
     return query_ids, judge_ids, codes, draw_key, latency
 
 
-def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int]]:
-    """Return {judge version id: (verdicts, total cost, verdicts with a cost)}, summed by the database.
+def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int, int]]:
+    """Return {judge version id: (verdicts, total cost, verdicts with a cost, simulated verdicts)}.
+
+    Summed by the database. Whether a verdict was simulated is what its call recorded.
 
     Verdicts whose cost was not measured (NULL, imported) count at the mean of the measured
     ones, so that the cost per verdict is the mean over measured verdicts only.
@@ -230,12 +234,17 @@ def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int]]
     rows = (
         Verdict.objects.filter(run_id__in=run_ids)
         .values_list("judge_version_id")
-        .annotate(verdicts=Count("id"), costed=Count("cost_usd"), cost=Sum("cost_usd"))
+        .annotate(
+            verdicts=Count("id"),
+            costed=Count("cost_usd"),
+            cost=Sum("cost_usd"),
+            simulated=Count("id", filter=Q(simulated=True)),
+        )
         .order_by()
     )
     return {
-        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else 0.0, costed)
-        for judge_version_id, verdicts, costed, cost in rows
+        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else 0.0, costed, simulated)
+        for judge_version_id, verdicts, costed, cost, simulated in rows
     }
 
 
@@ -293,7 +302,8 @@ def load_calibration(
         cost_sum=cost_sum,
         latencies=latencies,
         rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row[in_version], latency_of_row),
-        unmeasured_cost=frozenset(judge_id for judge_id, (_, _, costed) in costs.items() if not costed),
+        unmeasured_cost=frozenset(judge_id for judge_id, (_, _, costed, _) in costs.items() if not costed),
+        simulated_verdicts={judge_id: simulated for judge_id, (*_, simulated) in costs.items()},
     )
 
 
@@ -329,7 +339,16 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
         generation_cost=generation_cost_usd,
     )
     entry = {"name": judge.name, "slug": judge.slug, "version": judge.number, "judge_version_id": judge.id}
-    entry["simulated"] = judge.is_simulated
+    # What the calls recorded, not what the version was registered as (issue 16): a run
+    # whose verdicts are of both kinds is "mixed", and both counts are given.
+    verdict_count = int(data.verdicts[column])
+    simulated = data.simulated_verdicts.get(judge.id, 0)
+    if not verdict_count:
+        entry["simulation"] = "simulated" if judge.is_simulated else "real"
+    else:
+        entry["simulation"] = "simulated" if simulated == verdict_count else "real" if not simulated else "mixed"
+    entry["simulated"] = entry["simulation"] == "simulated"
+    entry["simulated_verdicts"] = simulated
     entry["runs"] = data.runs_of_judges()[column] if runs is None else runs
     entry.update(summary)
     if judge.id in data.unmeasured_cost:

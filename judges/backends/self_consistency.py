@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from decimal import Decimal
 
+from judges import metrics
 from judges.backends.base import JudgeBackend, VerdictResult
 from judges.models import Decision
 
@@ -45,8 +46,8 @@ class SelfConsistencyBackend(JudgeBackend):
             return VerdictResult.error(
                 f"all {len(results)} samples failed: {results[0].reason}", raw_response=raw, context=context, **totals
             ).trace_from(results[0])
-        # Reject only on a strict majority of the answered samples; a tie is not evidence.
-        if votes[Decision.REJECT] > votes[Decision.ACCEPT]:
+        # The product's one tie rule (judges.metrics): a strict majority of answered samples.
+        if metrics.majority_rejects(votes[Decision.REJECT], votes[Decision.REJECT] + votes[Decision.ACCEPT]):
             rejecting = [r for r in results if r.decision == Decision.REJECT]
             error_class = Counter(r.error_class for r in rejecting).most_common(1)[0][0]
             return VerdictResult(
