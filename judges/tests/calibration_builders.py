@@ -54,6 +54,8 @@ def add_verdicts(run, judge_version, decisions, *, repeat=0, cost="0", latency=0
             reason=(reasons or {}).get(index, f"{decision} by {judge_version}"),
             cost_usd=Decimal(cost),
             latency_ms=latency(index) if callable(latency) else latency,
+            # As a call records it: a simulated version's verdicts came from the simulator.
+            simulated=judge_version.is_simulated,
         )
         for index, (query, decision) in enumerate(zip(queries, decisions, strict=True))
         if decision is not None

@@ -163,3 +163,21 @@ def test_ensemble_explorer_scores_every_rule(client_for, version, rule):
     assert response.status_code == 200
     assert f'<span class="badge">{rule}' in html
     assert 'class="error"' not in html
+
+
+def test_a_judge_whose_verdicts_are_of_both_kinds_is_shown_as_mixed(client_for, version):
+    from judges.models import Verdict
+
+    def beta():
+        return next(j for j in build_report(gold_set_version=version)["judges"] if j["name"] == "beta")
+
+    assert beta()["simulation"] == "simulated"
+    # One verdict made against a real vendor: the badge follows the verdicts, not the version.
+    one = Verdict.objects.filter(judge_version_id=beta()["judge_version_id"]).first()
+    Verdict.objects.filter(pk=one.pk).update(simulated=False)
+    entry = beta()
+    assert entry["simulation"] == "mixed"
+    assert entry["simulated"] is False
+    assert entry["simulated_verdicts"] == entry["verdicts"] - 1
+    html = client_for("ml_engineer").get(reverse("judges:dashboard", args=[version.pk])).content.decode()
+    assert 'class="badge sim" title="' in html and ">mixed</span>" in html
