@@ -125,10 +125,15 @@ class Supervisor:
         return status
 
     def stop_all(self) -> None:
-        """SIGTERM every process group, then SIGKILL what is still running after the grace."""
+        """SIGTERM every process, then SIGKILL the groups of what still runs after the grace.
+
+        SIGTERM goes to the process, not its group: a Celery worker stops its own pool
+        (warm shutdown); terminated from outside, the pool's children are logged as errors.
+        """
         for process in self.processes:
             if process.exited() is None:
-                process.signal_group(signal.SIGTERM)
+                with contextlib.suppress(ProcessLookupError):
+                    process.process.terminate()
         deadline = time.monotonic() + STOP_GRACE_S
         while time.monotonic() < deadline and any(p.exited() is None for p in self.processes):
             time.sleep(0.1)

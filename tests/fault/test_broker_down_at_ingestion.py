@@ -22,6 +22,7 @@ BEFORE_OUTAGE = 30
 DURING_OUTAGE = 90
 
 
+@pytest.mark.usefixtures("synchronous_publish")
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_queries_posted_while_the_broker_is_down_are_stored_and_all_judged_once_it_is_back(

@@ -6,6 +6,7 @@ that the supervisor starts it again, says so, and that the web server answered t
 Then Ctrl-C (SIGINT to the whole foreground group, as a terminal sends it) stops everything.
 """
 
+import contextlib
 import os
 import signal
 import socket
@@ -114,3 +115,7 @@ def test_a_killed_worker_is_restarted_while_the_home_page_keeps_answering(tmp_pa
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
             run.wait()
+        # The supervised processes have sessions of their own: a failed test ends them too.
+        for pid_path in (tmp_path / "run-local").glob("*.pid"):
+            with contextlib.suppress(ProcessLookupError, ValueError):
+                os.killpg(int(pid_path.read_text()), signal.SIGKILL)
