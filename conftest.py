@@ -1,8 +1,10 @@
 """Shared pytest setup: role users, service requirements, and a real Celery worker."""
 
 from django.conf import settings
+from django.test import TransactionTestCase
 
 from config.local_state import local_state_prepare
+from labelling.immutability import allow_flush
 from tests.support.services import database_is_postgres
 
 pytest_plugins = ["tests.support.fixtures"]
@@ -11,6 +13,23 @@ pytest_plugins = ["tests.support.fixtures"]
 def pytest_configure(config):
     """Make var/ and the secret key file the worker and command subprocesses read."""
     local_state_prepare()
+    admit_published_versions_in_teardown_flush()
+
+
+def admit_published_versions_in_teardown_flush():
+    """Let a transactional test's teardown empty published gold-set versions too.
+
+    Django's `flush` between transactional tests issues DELETEs on SQLite, which the
+    immutability triggers refuse for published versions outside `allow_flush()` (what
+    `reset_demo` uses). `manage.py flush` itself stays Django's own.
+    """
+    teardown = TransactionTestCase._fixture_teardown
+
+    def fixture_teardown(self):
+        with allow_flush():
+            return teardown(self)
+
+    TransactionTestCase._fixture_teardown = fixture_teardown
 
 
 def pytest_collection_modifyitems(config, items):

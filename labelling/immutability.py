@@ -2,10 +2,12 @@
 
 Migration 0003 installs triggers (PostgreSQL and SQLite) that refuse any INSERT, UPDATE
 or DELETE touching a frozen version or its items, whatever code path issues it. The only
-sanctioned exception is `manage.py flush` (test teardown, wiping a dev database): on
-PostgreSQL it uses TRUNCATE, which row triggers do not see; on SQLite it issues plain
-DELETEs, so the SQLite triggers consult `docket_flush_allowed()`, a function this module
-registers on every Django SQLite connection and which answers 1 only inside `allow_flush()`.
+sanctioned exception is wiping the whole database (`manage.py reset_demo`, and the test
+harness's teardown): on PostgreSQL Django's `flush` uses TRUNCATE, which row triggers do
+not see; on SQLite it issues plain DELETEs, so the SQLite triggers consult
+`docket_flush_allowed()`, a function this module registers on every Django SQLite
+connection and which answers 1 only inside `allow_flush()`. Django's own `manage.py flush`
+is left as Django ships it, so on SQLite it refuses to delete published versions.
 A connection that lacks the function (the sqlite3 shell) cannot delete the rows at all.
 """
 

@@ -1,4 +1,5 @@
 import pytest
+from django.core.management import call_command
 from django.db import IntegrityError, connection, models, transaction
 
 from labelling.models import GoldSetVersion, GoldSetVersionItem, ImmutableVersionError
@@ -117,11 +118,16 @@ def test_the_database_refuses_raw_inserts_into_a_published_version(published):
     assert version.items.count() == 2
 
 
-def test_flush_still_empties_the_database(transactional_db, role_users):
-    from django.core.management import call_command
-
+def test_reset_demo_empties_the_database_published_versions_included(transactional_db, role_users):
     gold_set = factories.gold_set()
     label_create(query=factories.query(gold_set=gold_set), labeller=role_users["labeller"], decision="correct")
     goldset_publish(gold_set=gold_set)
-    call_command("flush", verbosity=0, interactive=False)
+    call_command("reset_demo", "--no-seed", "--noinput", verbosity=0)
     assert not GoldSetVersionItem.objects.exists()
+    assert not GoldSetVersion.objects.exists()
+
+
+def test_manage_py_flush_is_djangos_own_command():
+    from django.core.management import get_commands
+
+    assert get_commands()["flush"] == "django.core"
