@@ -61,9 +61,10 @@ def listener():
 
 
 @pytest.fixture
-def secrets_in_environment(monkeypatch):
+def secrets_in_environment(monkeypatch, settings):
     monkeypatch.setenv("WAREHOUSE_SHOP_URL", WAREHOUSE_DSN)
     monkeypatch.setenv("ANTHROPIC_API_KEY", FAKE_KEY)
+    settings.ANTHROPIC_API_KEY = FAKE_KEY  # what settings read from that variable at start-up
 
 
 def closed_port() -> int:
