@@ -41,7 +41,19 @@ from triage.pipeline import process_live_query, result_preview  # noqa: E402
 
 
 def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far (Linux reports KiB)."""
+    """Peak resident set size of this process's own memory so far, in MB.
+
+    Linux's `ru_maxrss` survives execve: a process started from a large parent (pytest late
+    in a full run) would report the parent's size. VmHWM is the high-water mark of this
+    process's own address space.
+    """
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
