@@ -11,6 +11,7 @@ import threading
 import uuid
 
 import pytest
+from django.conf import settings
 
 from config.models import WorkerHeartbeat
 from tests.support.brokers import WRITE_WINDOW_S, filesystem_worker_env, send_through
@@ -73,7 +74,9 @@ def test_docket_transport_waits_for_the_whole_message_and_the_worker_runs_it(tra
 def test_an_undecodable_message_file_is_logged_and_set_aside_and_the_worker_goes_on(transactional_db, broker_folder):
     worker = start_worker(broker_folder)
     try:
-        (broker_folder / "in" / f"1_{uuid.uuid4()}.celery.msg").write_bytes(b"{not json")
+        # Named as kombu names a message of the worker's queue (celery-gwN under pytest-xdist).
+        queue = getattr(settings, "CELERY_TASK_DEFAULT_QUEUE", "celery")
+        (broker_folder / "in" / f"1_{uuid.uuid4()}.{queue}.msg").write_bytes(b"{not json")
         token = uuid.uuid4().hex
         send_through("config.transport:Transport", broker_folder, "config.ping", token)
         wait_for(
