@@ -357,17 +357,21 @@ def records_from_attempts(rows: Iterable[tuple[str, Attempt]]) -> dict[str, dict
     return records
 
 
-def read_attempts_jsonl(lines: Iterable[str]) -> dict[str, dict[str, list[Attempt]]]:
-    """Parse a JSONL attempts file; raise ReplayInputError naming the first bad line."""
-    parsed = []
+def numbered_json_lines(lines: Iterable[str], error: type[Exception] = ValueError):
+    """Yield (line number, parsed value) of each non-blank JSONL line; raise `error` naming a bad one."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ReplayInputError(f"line {number}: not JSON ({error.msg})") from None
-        parsed.append(attempt_from_row(row, where=number))
+        except json.JSONDecodeError as exc:
+            raise error(f"line {number}: not JSON ({exc.msg})") from None
+        yield number, row
+
+
+def read_attempts_jsonl(lines: Iterable[str]) -> dict[str, dict[str, list[Attempt]]]:
+    """Parse a JSONL attempts file; raise ReplayInputError naming the first bad line."""
+    parsed = [attempt_from_row(row, where=number) for number, row in numbered_json_lines(lines, ReplayInputError)]
     return records_from_attempts(parsed)
 
 

@@ -114,13 +114,7 @@ def request_attempts_import(*, lines) -> dict:
     same file adds nothing. Returns {"requests": n, "attempts": m}.
     """
     by_request: dict[str, list[dict]] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValidationError(f"line {number}: not JSON ({error.msg})") from None
+    for number, row in policy_replay.numbered_json_lines(lines, ValidationError):
         if not isinstance(row, dict):
             raise ValidationError(f"line {number}: expected a JSON object")
         request_id = row.get("request_id")
