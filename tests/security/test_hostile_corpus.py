@@ -365,6 +365,10 @@ def test_the_corpus_leaves_a_sqlite_warehouse_unchanged(tmp_path, secrets_file):
     assert problems == {}
 
 
+# The PostgreSQL warehouse passes run once, in the PostgreSQL run of the suite (the warehouse
+# is PostgreSQL whatever the app database, so running them on the SQLite run too would only
+# repeat the same minutes of CI).
+@pytest.mark.postgres
 def test_the_corpus_leaves_postgres_unchanged_as_the_read_only_reader(tmp_path, secrets_file, shop_database):
     warehouse = warehouse_register(name="hostile-reader", dialect="postgres", dsn=shop_database["reader"])
     assert catalogue_refresh(warehouse=warehouse).role_check["safe"]
@@ -373,6 +377,7 @@ def test_the_corpus_leaves_postgres_unchanged_as_the_read_only_reader(tmp_path, 
     assert problems == {}
 
 
+@pytest.mark.postgres
 def test_a_superuser_is_refused_and_the_guard_alone_holds_when_it_is_allowed(
     tmp_path, secrets_file, shop_database, settings
 ):
