@@ -268,6 +268,8 @@ XDIST_WORKER = _text("PYTEST_XDIST_WORKER")
 TEST_BROKER_NAME = f"test-broker-{XDIST_WORKER}" if XDIST_WORKER else "test-broker"
 BROKER_DIR = _path("DOCKET_BROKER_DIR", VAR_DIR / (TEST_BROKER_NAME if TESTING else "broker"))
 CELERY_BROKER_URL = _text("CELERY_BROKER_URL", "filesystem://")
+# Parsed whatever the broker, so a bad value stops start-up even where it is not used yet.
+BROKER_POLL_S = _positive_float("DOCKET_BROKER_POLL_S", 0.2)
 if XDIST_WORKER:
     CELERY_TASK_DEFAULT_QUEUE = f"celery-{XDIST_WORKER}"
 if CELERY_BROKER_URL.startswith("filesystem://"):
@@ -284,7 +286,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
         # How often an idle worker looks for new files. Listing one folder five times a
         # second costs nothing and keeps a POST-to-queue delay well under a second.
-        "polling_interval": _positive_float("DOCKET_BROKER_POLL_S", 0.2),
+        "polling_interval": BROKER_POLL_S,
     }
 CELERY_TASK_ALWAYS_EAGER = _bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
