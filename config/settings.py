@@ -420,6 +420,6 @@ for _url in JUDGE_BASE_URLS:
     if not _url.startswith(("http://", "https://")) or "@" in _url:
         raise ImproperlyConfigured(f"JUDGE_BASE_URLS: {_url!r} is not an http(s) URL without credentials.")
 # No key or DSN the process holds is written to a log.
-LOGGING["filters"] = {"redact_secrets": {"()": "judges.vendor_access.RedactSecretsFilter"}}
-LOGGING["handlers"]["console"]["filters"] = ["redact_secrets"]
+LOGGING["filters"]["redact_secrets"] = {"()": "judges.vendor_access.RedactSecretsFilter"}
+LOGGING["handlers"]["console"]["filters"].append("redact_secrets")
 # --- end judge vendor access -------------------------------------------------------------
