@@ -12,6 +12,7 @@ class Backend(models.TextChoices):
     HYPOTHESIS_PROBE = "hypothesis_probe", "Hypothesis + probe"
     SELF_CONSISTENCY = "self_consistency", "Self-consistency vote"
     REPLAY = "replay", "Replayed verdicts"
+    LADDER = "ladder", "Verification ladder rung"
 
 
 class Judge(models.Model):

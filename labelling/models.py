@@ -81,6 +81,9 @@ class Query(models.Model):
     # Correct SQL for the same question, when known: drives the execution-backed suggestion.
     reference_sql = models.TextField(blank=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # Answer-free invariants a correct result must meet (labelling/invariants.py), written
+    # by labellers on the item; the ladder's invariants rung checks candidates against them.
+    invariants = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Current labels on this query, kept by the label services: the queue reads it
     # instead of counting 200,000 labels on every "next item".

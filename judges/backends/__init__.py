@@ -2,6 +2,7 @@
 
 from judges import vendor_access
 from judges.backends.base import JudgeBackend, VerdictResult
+from judges.backends.ladder import LadderBackend
 from judges.backends.replay import BackendCannotJudge
 from judges.models import Backend
 
@@ -40,6 +41,8 @@ def get_backend(judge_version) -> JudgeBackend:
         from judges.backends.verifier import VerifierBackend
 
         return VerifierBackend(judge_version)
+    if backend == Backend.LADDER:
+        return LadderBackend(judge_version)
     if backend == Backend.REPLAY:
         from judges.backends.replay import ReplayBackend
 
