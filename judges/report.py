@@ -18,6 +18,7 @@ from django.db import connection
 from django.db.models import Count, Q, Sum
 
 from judges import metrics
+from judges.ladder_selectors import ladder_report
 from judges.models import JudgeVersion, Verdict
 from judges.run_selection import RunSelection, calibration_run_ids
 from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
@@ -426,6 +427,8 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
         "unclassified_wrong": int((data.is_wrong & (data.error_class == UNCLASSIFIED)).sum()),
         "judges": judges,
         "pairs": pairs,
+        # The verification ladder's rungs among the judges (seed 002): cumulative and marginal.
+        "ladder": ladder_report(data=data),
     }
 
 
