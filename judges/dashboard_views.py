@@ -18,6 +18,7 @@ from django.urls import reverse
 from config.roles import ML_ENGINEER, role_required
 from judges import metrics
 from judges.charts import PALETTE, ensemble_scatter, error_class_chart, heatmap, upset_chart
+from judges.dashboard_ladder import budget_rows, ladder_rows
 from judges.models import CalibrationRun, RunStatus, Verdict
 from judges.report import (
     CalibrationData,
@@ -153,6 +154,8 @@ def dashboard(request, version_id: int):
         "scatter": ensemble_scatter(points),
         "class_chart": error_class_chart(report),
         "rules": metrics.ENSEMBLE_RULES,
+        "ladder": ladder_rows(report=report),
+        "budget": budget_rows(data=data),
     }
     return render(request, "judges/dashboard.html", context)
 
