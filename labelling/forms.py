@@ -1,5 +1,6 @@
 from django import forms
 
+from labelling.invariants import InvariantsInvalid, invariants_validate
 from labelling.models import LABEL_ERROR_CLASSES, ErrorClass, LabelDecision, ResolutionPolicy
 
 RESOLVE_CHOICES = [
@@ -75,3 +76,15 @@ class BrowseForm(forms.Form):
         required=False,
         label="Label source",
     )
+
+
+class InvariantsForm(forms.Form):
+    """An item's answer-free invariants as JSON (labelling/invariants.py), each bad field named."""
+
+    invariants = forms.JSONField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
+
+    def clean_invariants(self):
+        try:
+            return invariants_validate(invariants=self.cleaned_data.get("invariants"))
+        except InvariantsInvalid as exc:
+            raise forms.ValidationError([f"{field}: {message}" for field, message in exc.errors.items()]) from exc

@@ -22,6 +22,7 @@ from labelling.models import (
     QuerySource,
     ResolutionPolicy,
 )
+from labelling.queue_orders import RANK_BATCH, QueueOrder, queue_order_first, queue_order_get
 from probes.fingerprint import sqlglot_dialect
 
 IMPORT_RATER = "(import)"
@@ -30,15 +31,24 @@ IMPORT_RATER = "(import)"
 # --- The labelling queue ---------------------------------------------------------------
 
 
-def queue_next_item(*, user, gold_set: GoldSet | None, after_id: int | None = None) -> Query | None:
+def queue_next_item(
+    *, user, gold_set: GoldSet | None, after_id: int | None = None, order: str | None = None
+) -> Query | None:
     """Return the next query this user should label, or None when there is nothing left.
 
     Audit samples come first (they are live traffic waiting for ground truth), then the
     gold set's items wanting a first label or, for the overlap share, a second one. Never
     an item the user has labelled before, even if that label was later superseded.
-    With `after_id` (skipping an item), prefer items after it and wrap around.
+    With `after_id` (skipping an item), prefer items after it and wrap around. `order`
+    names a registered queue order (`labelling.queue_orders`), e.g. "informative".
     """
+    ranked = queue_order_get(name=order)
     for candidates in _waiting(gold_set=gold_set):
+        if ranked is not None:
+            found = _first_in_order(user, candidates, ranked, gold_set, after_id)
+            if found is not None:
+                return found
+            continue
         if after_id is not None:
             found = _first_not_labelled_by(user, candidates.filter(id__gt=after_id))
             if found is not None:
@@ -77,6 +87,18 @@ def _first_not_labelled_by(user, candidates, chunk: int = 64) -> Query | None:
         last_id, chunk = ids[-1], min(chunk * 4, 4096)
 
 
+def _first_in_order(user, candidates, ranked: QueueOrder, gold_set, after_id: int | None) -> Query | None:
+    """Return the candidate a registered order ranks first (a skipped item only if nothing else is left)."""
+    ids = list(candidates.order_by("id").values_list("id", flat=True)[:RANK_BATCH])
+    mine = set(Label.objects.filter(labeller=user, query_id__in=ids).order_by().values_list("query_id", flat=True))
+    others = [query_id for query_id in ids if query_id != after_id]
+    for pool in (others, ids):
+        first = queue_order_first(order=ranked, gold_set=gold_set, candidate_ids=pool, labelled_by_user=mine)
+        if first is not None:
+            return Query.objects.select_related("warehouse").get(pk=first)
+    return None
+
+
 def _my_current_labels(*, user, gold_set: GoldSet | None):
     scope = Q(query__source=QuerySource.AUDIT)
     if gold_set is not None:
@@ -98,7 +120,7 @@ def queue_previous_item(*, user, gold_set: GoldSet | None, query: Query | None) 
     return label.query if label else None
 
 
-def queue_following_item(*, user, gold_set: GoldSet | None, query: Query) -> Query | None:
+def queue_following_item(*, user, gold_set: GoldSet | None, query: Query, order: str | None = None) -> Query | None:
     """Return the item after `query` in the user's history, else the next unlabelled one."""
     mine = queue_current_label(user=user, query=query)
     if mine is not None:
@@ -112,8 +134,8 @@ def queue_following_item(*, user, gold_set: GoldSet | None, query: Query) -> Que
         )
         if later is not None:
             return later.query
-        return queue_next_item(user=user, gold_set=gold_set)
-    return queue_next_item(user=user, gold_set=gold_set, after_id=query.pk)
+        return queue_next_item(user=user, gold_set=gold_set, order=order)
+    return queue_next_item(user=user, gold_set=gold_set, after_id=query.pk, order=order)
 
 
 def queue_last_label(*, user, gold_set: GoldSet | None) -> Label | None:

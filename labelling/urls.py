@@ -1,6 +1,6 @@
 from django.urls import path
 
-from labelling import views
+from labelling import invariant_views, views
 
 app_name = "labelling"
 
@@ -13,6 +13,7 @@ urlpatterns = [
     path("queue/<slug:scope>/item/<int:pk>/label/", views.queue_label, name="queue_label"),
     path("queue/<slug:scope>/item/<int:pk>/next/", views.queue_step, {"direction": "next"}, name="queue_next"),
     path("queue/<slug:scope>/item/<int:pk>/prev/", views.queue_step, {"direction": "prev"}, name="queue_prev"),
+    path("queue/<slug:scope>/item/<int:pk>/invariants/", invariant_views.query_invariants, name="query_invariants"),
     path("queries/<int:pk>/preview/", views.preview, name="preview"),
     path("queries/<int:pk>/adjudicate/", views.adjudicate, name="adjudicate"),
     path("goldsets/<slug:name>/", views.goldset_detail, name="goldset_detail"),

@@ -13,12 +13,14 @@ from config.exports import csv_response, json_response, records_csv_response
 from config.roles import ADMIN, LABELLER, ML_ENGINEER, has_role, role_required
 from labelling import selectors, services
 from labelling.agreement_report import agreement_report, agreement_rows, disagreement_rows
-from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, LabelForm, PublishForm
+from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, InvariantsForm, LabelForm, PublishForm
 from labelling.goldset_io import GoldImportError, export_lines
 from labelling.models import ErrorClass, GoldSet, GoldSetVersion, Query, QuerySource
 from labelling.preview import preview_query_for, query_preview
+from labelling.queue_orders import DEFAULT_ORDER, queue_order_choices
 
 AUDIT_SCOPE = "audit"  # the queue of audit samples alone, outside any gold set
+QUEUE_ORDER_SESSION_KEY = "labelling_queue_order"
 # Keys 1..9, 0 pick an error class after `w`.
 ERROR_CLASS_KEYS = list(zip([*"123456789", "0"], ErrorClass.choices, strict=True))
 
@@ -38,6 +40,16 @@ def _scope(scope: str) -> GoldSet | None:
     return None if scope == AUDIT_SCOPE else get_object_or_404(GoldSet, name=scope)
 
 
+def _queue_order(request) -> str:
+    """Return the queue order this labeller chose (`?order=` on the queue, kept in the session)."""
+    choices = dict(queue_order_choices())
+    chosen = request.GET.get("order")
+    if chosen in choices:
+        request.session[QUEUE_ORDER_SESSION_KEY] = chosen
+    order = request.session.get(QUEUE_ORDER_SESSION_KEY, DEFAULT_ORDER)
+    return order if order in choices else DEFAULT_ORDER
+
+
 def _query_in_scope(gold_set: GoldSet | None, pk: int) -> Query:
     query = get_object_or_404(Query.objects.select_related("warehouse"), pk=pk)
     if query.source != QuerySource.AUDIT and (gold_set is None or query.gold_set_id != gold_set.pk):
@@ -45,7 +57,7 @@ def _query_in_scope(gold_set: GoldSet | None, pk: int) -> Query:
     return query
 
 
-def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | None, status=200):
+def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | None, status=200, invariants_form=None):
     """Render the item page, or only its `item` partial for htmx (and point the URL at it)."""
     context = {
         "scope": scope,
@@ -53,10 +65,13 @@ def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | N
         "query": query,
         "error_class_keys": ERROR_CLASS_KEYS,
         "progress": selectors.queue_progress(user=request.user, gold_set=gold_set) if gold_set else None,
+        "queue_order": _queue_order(request),
+        "queue_orders": queue_order_choices(),
     }
     if query is not None:
         context["my_label"] = selectors.queue_current_label(user=request.user, query=query)
         context["columns"] = selectors.warehouse_columns(query=query)
+        context["invariants_form"] = invariants_form or InvariantsForm(initial={"invariants": query.invariants or None})
     template = "labelling/queue.html#item" if request.htmx else "labelling/queue.html"
     response = render(request, template, context, status=status)
     if request.htmx and query is not None:
@@ -70,7 +85,7 @@ def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | N
 def queue(request, scope):
     """Open the queue at the next item waiting for this labeller (or say that none is left)."""
     gold_set = _scope(scope)
-    query = selectors.queue_next_item(user=request.user, gold_set=gold_set)
+    query = selectors.queue_next_item(user=request.user, gold_set=gold_set, order=_queue_order(request))
     if query is not None:
         return redirect("labelling:queue_item", scope, query.pk)
     return _render_item(request, scope, gold_set, None)
@@ -98,7 +113,9 @@ def queue_label(request, scope, pk):
     if not form.is_valid():
         return _render_item(request, scope, gold_set, query, status=422)
     services.label_create(query=query, labeller=request.user, **form.cleaned_data)
-    following = selectors.queue_following_item(user=request.user, gold_set=gold_set, query=query)
+    following = selectors.queue_following_item(
+        user=request.user, gold_set=gold_set, query=query, order=_queue_order(request)
+    )
     if not request.htmx:
         return (
             redirect("labelling:queue_item", scope, following.pk) if following else redirect("labelling:queue", scope)
@@ -114,7 +131,9 @@ def queue_step(request, scope, pk, direction):
     if direction == "prev":
         target = selectors.queue_previous_item(user=request.user, gold_set=gold_set, query=query) or query
     else:
-        target = selectors.queue_following_item(user=request.user, gold_set=gold_set, query=query)
+        target = selectors.queue_following_item(
+            user=request.user, gold_set=gold_set, query=query, order=_queue_order(request)
+        )
     if not request.htmx:
         return redirect("labelling:queue_item", scope, target.pk) if target else redirect("labelling:queue", scope)
     return _render_item(request, scope, gold_set, target)
