@@ -83,7 +83,8 @@ class Query(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     # Answer-free invariants a correct result must meet (labelling/invariants.py), written
     # by labellers on the item; the ladder's invariants rung checks candidates against them.
-    invariants = models.JSONField(default=dict, blank=True)
+    # db_default: the importer and the ingestion API insert rows by raw SQL that omits the column.
+    invariants = models.JSONField(default=dict, blank=True, db_default={})
     created_at = models.DateTimeField(auto_now_add=True)
     # Current labels on this query, kept by the label services: the queue reads it
     # instead of counting 200,000 labels on every "next item".

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from labelling.models import Label, Query
+
 DEFAULT_ORDER = "id"
 # How many waiting items an order ranks per "next item": enough to find the informative
 # ones in a large set without loading every verdict of 100,000 items on each click.
@@ -41,12 +43,26 @@ def queue_order_get(*, name: str | None) -> QueueOrder | None:
     return _ORDERS.get(name or "")
 
 
-def queue_order_first(
-    *, order: QueueOrder, gold_set, candidate_ids: list[int], labelled_by_user: set[int]
-) -> int | None:
-    """Return the best-ranked candidate the user has not labelled, or None."""
-    waiting = [query_id for query_id in candidate_ids if query_id not in labelled_by_user]
-    if not waiting:
-        return None
-    ranked = order.rank(gold_set=gold_set, query_ids=waiting)
-    return ranked[0] if ranked else None
+def queue_order_first(*, order: QueueOrder, user, candidates, gold_set, after_id: int | None = None) -> Query | None:
+    """Return the waiting candidate the order ranks first that the user never labelled, or None.
+
+    A skipped item (`after_id`) comes back only when nothing else is left.
+    """
+    ids = list(candidates.order_by("id").values_list("id", flat=True)[:RANK_BATCH])
+    mine = set(Label.objects.filter(labeller=user, query_id__in=ids).order_by().values_list("query_id", flat=True))
+    waiting = [query_id for query_id in ids if query_id not in mine]
+    for pool in ([query_id for query_id in waiting if query_id != after_id], waiting):
+        ranked = order.rank(gold_set=gold_set, query_ids=pool) if pool else []
+        if ranked:
+            return Query.objects.select_related("warehouse").get(pk=ranked[0])
+    return None
+
+
+def queue_order_from_request(request, *, session_key: str = "labelling_queue_order") -> str:
+    """Return the order this labeller chose (`?order=` on the queue, kept in the session)."""
+    choices = dict(queue_order_choices())
+    chosen = request.GET.get("order")
+    if chosen in choices:
+        request.session[session_key] = chosen
+    order = request.session.get(session_key, DEFAULT_ORDER)
+    return order if order in choices else DEFAULT_ORDER

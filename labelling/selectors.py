@@ -22,7 +22,7 @@ from labelling.models import (
     QuerySource,
     ResolutionPolicy,
 )
-from labelling.queue_orders import RANK_BATCH, QueueOrder, queue_order_first, queue_order_get
+from labelling.queue_orders import queue_order_first, queue_order_get
 from probes.fingerprint import sqlglot_dialect
 
 IMPORT_RATER = "(import)"
@@ -45,7 +45,9 @@ def queue_next_item(
     ranked = queue_order_get(name=order)
     for candidates in _waiting(gold_set=gold_set):
         if ranked is not None:
-            found = _first_in_order(user, candidates, ranked, gold_set, after_id)
+            found = queue_order_first(
+                order=ranked, user=user, candidates=candidates, gold_set=gold_set, after_id=after_id
+            )
             if found is not None:
                 return found
             continue
@@ -85,18 +87,6 @@ def _first_not_labelled_by(user, candidates, chunk: int = 64) -> Query | None:
             if query_id not in mine:
                 return Query.objects.select_related("warehouse").get(pk=query_id)
         last_id, chunk = ids[-1], min(chunk * 4, 4096)
-
-
-def _first_in_order(user, candidates, ranked: QueueOrder, gold_set, after_id: int | None) -> Query | None:
-    """Return the candidate a registered order ranks first (a skipped item only if nothing else is left)."""
-    ids = list(candidates.order_by("id").values_list("id", flat=True)[:RANK_BATCH])
-    mine = set(Label.objects.filter(labeller=user, query_id__in=ids).order_by().values_list("query_id", flat=True))
-    others = [query_id for query_id in ids if query_id != after_id]
-    for pool in (others, ids):
-        first = queue_order_first(order=ranked, gold_set=gold_set, candidate_ids=pool, labelled_by_user=mine)
-        if first is not None:
-            return Query.objects.select_related("warehouse").get(pk=first)
-    return None
 
 
 def _my_current_labels(*, user, gold_set: GoldSet | None):

@@ -17,10 +17,9 @@ from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, Invariants
 from labelling.goldset_io import GoldImportError, export_lines
 from labelling.models import ErrorClass, GoldSet, GoldSetVersion, Query, QuerySource
 from labelling.preview import preview_query_for, query_preview
-from labelling.queue_orders import DEFAULT_ORDER, queue_order_choices
+from labelling.queue_orders import queue_order_choices, queue_order_from_request
 
 AUDIT_SCOPE = "audit"  # the queue of audit samples alone, outside any gold set
-QUEUE_ORDER_SESSION_KEY = "labelling_queue_order"
 # Keys 1..9, 0 pick an error class after `w`.
 ERROR_CLASS_KEYS = list(zip([*"123456789", "0"], ErrorClass.choices, strict=True))
 
@@ -40,16 +39,6 @@ def _scope(scope: str) -> GoldSet | None:
     return None if scope == AUDIT_SCOPE else get_object_or_404(GoldSet, name=scope)
 
 
-def _queue_order(request) -> str:
-    """Return the queue order this labeller chose (`?order=` on the queue, kept in the session)."""
-    choices = dict(queue_order_choices())
-    chosen = request.GET.get("order")
-    if chosen in choices:
-        request.session[QUEUE_ORDER_SESSION_KEY] = chosen
-    order = request.session.get(QUEUE_ORDER_SESSION_KEY, DEFAULT_ORDER)
-    return order if order in choices else DEFAULT_ORDER
-
-
 def _query_in_scope(gold_set: GoldSet | None, pk: int) -> Query:
     query = get_object_or_404(Query.objects.select_related("warehouse"), pk=pk)
     if query.source != QuerySource.AUDIT and (gold_set is None or query.gold_set_id != gold_set.pk):
@@ -65,7 +54,7 @@ def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | N
         "query": query,
         "error_class_keys": ERROR_CLASS_KEYS,
         "progress": selectors.queue_progress(user=request.user, gold_set=gold_set) if gold_set else None,
-        "queue_order": _queue_order(request),
+        "queue_order": queue_order_from_request(request),
         "queue_orders": queue_order_choices(),
     }
     if query is not None:
@@ -85,7 +74,7 @@ def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | N
 def queue(request, scope):
     """Open the queue at the next item waiting for this labeller (or say that none is left)."""
     gold_set = _scope(scope)
-    query = selectors.queue_next_item(user=request.user, gold_set=gold_set, order=_queue_order(request))
+    query = selectors.queue_next_item(user=request.user, gold_set=gold_set, order=queue_order_from_request(request))
     if query is not None:
         return redirect("labelling:queue_item", scope, query.pk)
     return _render_item(request, scope, gold_set, None)
@@ -114,7 +103,7 @@ def queue_label(request, scope, pk):
         return _render_item(request, scope, gold_set, query, status=422)
     services.label_create(query=query, labeller=request.user, **form.cleaned_data)
     following = selectors.queue_following_item(
-        user=request.user, gold_set=gold_set, query=query, order=_queue_order(request)
+        user=request.user, gold_set=gold_set, query=query, order=queue_order_from_request(request)
     )
     if not request.htmx:
         return (
@@ -132,7 +121,7 @@ def queue_step(request, scope, pk, direction):
         target = selectors.queue_previous_item(user=request.user, gold_set=gold_set, query=query) or query
     else:
         target = selectors.queue_following_item(
-            user=request.user, gold_set=gold_set, query=query, order=_queue_order(request)
+            user=request.user, gold_set=gold_set, query=query, order=queue_order_from_request(request)
         )
     if not request.htmx:
         return redirect("labelling:queue_item", scope, target.pk) if target else redirect("labelling:queue", scope)
