@@ -12,7 +12,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from judges import vendor_access
-from judges.backends.ladder import rung_of
+from judges.backends.ladder import rung_problem
 from judges.models import (
     Backend,
     CalibrationRun,
@@ -129,11 +129,8 @@ def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
     if unknown:
         raise ValidationError(f"unknown judge version fields: {', '.join(sorted(unknown))}")
     fields["config"] = judge_config_validate(fields.get("config"))
-    if fields.get("backend") == Backend.LADDER:
-        try:
-            rung_of(fields["config"])
-        except ValueError as exc:
-            raise ValidationError({"config": [str(exc)]}) from exc
+    if fields.get("backend") == Backend.LADDER and (problem := rung_problem(fields["config"])):
+        raise ValidationError({"config": [problem]})
     latest = judge.latest_version
     vendor_access.judge_config_check(config=fields["config"], previous_config=latest and latest.config, user=user)
     if fields.get("is_simulated") and fields.get("backend") in VENDOR_BACKENDS:

@@ -45,6 +45,15 @@ def rung_of(config: dict | None) -> str:
     return rung
 
 
+def rung_problem(config: dict | None) -> str | None:
+    """Say what is wrong with a ladder version's config (None when it names a known rung)."""
+    try:
+        rung_of(config)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
 class LadderBackend(JudgeBackend):
     concurrent = False
     uses_database = True
