@@ -79,3 +79,16 @@ def test_judge_report_json_carries_the_ladder_of_the_ladder_judges():
     out = io.StringIO()
     call_command("judge_report", "--gold-set", "ladder", "--format", "json", stdout=out)
     assert_table(json.loads(out.getvalue())["ladder"], EXPECTED)
+
+
+@pytest.mark.django_db
+def test_judge_report_table_prints_the_ladder_after_the_judges():
+    version = make_gold_set("ladder-table", [("wrong", "syntax"), ("correct", "")])
+    run = make_run(version)
+    add_verdicts(
+        run, make_judge_version("rung-parse", backend="ladder", config={"rung": "parse"}), ["reject", "accept"]
+    )
+    out = io.StringIO()
+    call_command("judge_report", "--gold-set", "ladder-table", "--format", "table", stdout=out)
+    assert "rung  cumulative_catch  cumulative_false_reject  marginal_catch" in out.getvalue()
+    assert "parse  100.0%  0.0%  100.0%" in out.getvalue()

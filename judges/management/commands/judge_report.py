@@ -125,6 +125,12 @@ def report_as_table(report: dict) -> str:
                 f"{pair['a']} v{pair['a_version']} + {pair['b']} v{pair['b_version']}  {pair['both_missed']:.2f}  "
                 f"{jaccard}  {percent(pair['union_catch_rate'])}  {percent(pair['union_false_reject_rate'])}  {kappa}"
             )
+    if report.get("ladder"):
+        lines += ["", "rung  cumulative_catch  cumulative_false_reject  marginal_catch"]
+        lines += [
+            f"{row['rung']}  {percent(row['catch'])}  {percent(row['false_reject'])}  {percent(row['marginal_catch'])}"
+            for row in report["ladder"]
+        ]
     return "\n".join(lines) + "\n"
 
 
