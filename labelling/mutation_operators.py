@@ -114,8 +114,7 @@ def alias_of(scope: dict[str, str], table: str) -> str:
 
 
 def _selects(tree: exp.Expression) -> Iterator[tuple[int, exp.Select]]:
-    for index, select in enumerate(tree.find_all(exp.Select)):
-        yield index, select
+    yield from enumerate(tree.find_all(exp.Select))
 
 
 def _nth_select(tree: exp.Expression, index: int) -> exp.Select:
