@@ -90,7 +90,10 @@ class Query(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     # A mutated item is a proposal (operator, suggested class, result diff in metadata["mutation"])
     # until a labeller labels it; the dashboard can split catch rates by origin.
-    origin = models.CharField(max_length=8, choices=QueryOrigin.choices, default=QueryOrigin.ORGANIC)
+    # db_default too: the bulk importers and triage's multi-row INSERT name their columns.
+    origin = models.CharField(
+        max_length=8, choices=QueryOrigin.choices, default=QueryOrigin.ORGANIC, db_default=QueryOrigin.ORGANIC
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     # Current labels on this query, kept by the label services: the queue reads it
     # instead of counting 200,000 labels on every "next item".

@@ -10,6 +10,7 @@ or rejects them in the queue like any other item, so the gold set stays human-ch
 """
 
 import hashlib
+import itertools
 from dataclasses import dataclass, field
 
 import sqlglot
@@ -111,12 +112,16 @@ def _mutate_one(
         tree = sqlglot.parse_one(source.correct_sql, read=dialect)
     except SqlglotError:
         return
+    variants = variants_of(tree, schema, operators, start)
+    first = next(variants, None)
+    if first is None:
+        return  # no operator applies: the reference need not run
     reference = _run(source.query.warehouse, source.correct_sql)
     if reference is None:
         return
     seen = {tree.sql(dialect=dialect)}
     kept = tries = 0
-    for variant in variants_of(tree, schema, operators, start):
+    for variant in itertools.chain([first], variants):
         if kept >= per_item or tries >= MAX_TRIES_PER_ITEM:
             return
         sql = variant.sql.sql(dialect=dialect)
