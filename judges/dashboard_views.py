@@ -31,7 +31,7 @@ from judges.report import (
 from judges.run_selection import RunSelection, run_selection_parse
 from labelling.models import GoldSetVersion, Query
 
-SELECTION_PARAMS = ("runs", "since", "until")
+SELECTION_PARAMS = ("runs", "since", "until", "source")
 
 
 class SelectionError(ValueError):

@@ -20,7 +20,7 @@ from django.db.models import Count, Q, Sum
 from judges import metrics
 from judges.ladder_selectors import ladder_report
 from judges.models import JudgeVersion, Verdict
-from judges.run_selection import RunSelection, calibration_run_ids
+from judges.run_selection import SOURCE_BOTH, RunSelection, calibration_run_ids, gold_items_of_source
 from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
 
 
@@ -124,12 +124,13 @@ def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int
     return calibration_run_ids(gold_set_version=gold_set_version, selection=selection)
 
 
-def load_gold_items(gold_set_version: GoldSetVersion):
-    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items."""
+def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
+    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source`."""
+    items = GoldSetVersionItem.objects.filter(
+        version=gold_set_version, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
+    )
     rows = (
-        GoldSetVersionItem.objects.filter(
-            version=gold_set_version, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
-        )
+        gold_items_of_source(items, source)
         .order_by("query_id")
         .values_list("query_id", "query__external_id", "decision", "error_class")
     )
@@ -271,7 +272,7 @@ def load_calibration(
         named = tuple(sorted(int(i) for i in run_ids)) if run_ids is not None else None
         selection = RunSelection(run_ids=named)
     runs = calibration_run_ids(gold_set_version=gold_set_version, selection=selection)
-    query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version)
+    query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source)
     costs = fetch_verdict_costs(runs)
     query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
         runs, max(costs, default=0)

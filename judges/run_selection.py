@@ -10,6 +10,11 @@ import datetime
 from dataclasses import dataclass
 
 from judges.models import CalibrationRun, RunStatus
+from labelling.models import QueryOrigin
+
+# Which gold items a report counts: organic ones, mutation-seeded ones, or both.
+SOURCE_BOTH = "both"
+SOURCES = (QueryOrigin.ORGANIC.value, QueryOrigin.MUTATED.value, SOURCE_BOTH)
 
 
 @dataclass(frozen=True)
@@ -19,6 +24,7 @@ class RunSelection:
     run_ids: tuple[int, ...] | None = None
     since: datetime.date | None = None
     until: datetime.date | None = None
+    source: str = SOURCE_BOTH
 
     @property
     def rule(self) -> str:
@@ -32,6 +38,8 @@ class RunSelection:
             parts.append(f"created on or after {self.since.isoformat()}")
         if self.until:
             parts.append(f"created on or before {self.until.isoformat()}")
+        if self.source != SOURCE_BOTH:
+            parts.append(f"on {self.source} items only")
         return " ".join(parts)
 
     def as_dict(self) -> dict:
@@ -39,12 +47,18 @@ class RunSelection:
             "runs": list(self.run_ids) if self.run_ids is not None else None,
             "since": self.since.isoformat() if self.since else None,
             "until": self.until.isoformat() if self.until else None,
+            "source": self.source,
             "rule": self.rule,
         }
 
 
-def run_selection_parse(*, runs: str | None = None, since: str | None = None, until: str | None = None) -> RunSelection:
-    """Parse "3,4" and ISO dates as typed by a user; raise ValueError saying what is wrong."""
+def run_selection_parse(
+    *, runs: str | None = None, since: str | None = None, until: str | None = None, source: str | None = None
+) -> RunSelection:
+    """Parse "3,4", ISO dates and an item source as typed by a user; raise ValueError saying what is wrong."""
+    source = (source or "").strip() or SOURCE_BOTH
+    if source not in SOURCES:
+        raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
     run_ids = None
     if runs is not None and runs.strip():
         try:
@@ -53,7 +67,14 @@ def run_selection_parse(*, runs: str | None = None, since: str | None = None, un
             raise ValueError(f"runs must be run ids separated by commas, e.g. 3,4; got {runs!r}") from None
         if not run_ids or min(run_ids) < 1:
             raise ValueError(f"runs must be positive run ids separated by commas; got {runs!r}")
-    return RunSelection(run_ids=run_ids, since=parse_date(since, "since"), until=parse_date(until, "until"))
+    return RunSelection(
+        run_ids=run_ids, since=parse_date(since, "since"), until=parse_date(until, "until"), source=source
+    )
+
+
+def gold_items_of_source(items, source: str):
+    """Narrow a queryset of gold-set version items to the selection's source (organic, mutated or both)."""
+    return items if source == SOURCE_BOTH else items.filter(query__origin=source)
 
 
 def parse_date(raw: str | None, name: str) -> datetime.date | None:

@@ -47,6 +47,13 @@ class QuerySource(models.TextChoices):
     AUDIT = "audit"
 
 
+class QueryOrigin(models.TextChoices):
+    """Where a gold item came from: written by a person or a model, or seeded by a mutation operator."""
+
+    ORGANIC = "organic"
+    MUTATED = "mutated"
+
+
 class GoldSet(models.Model):
     name = models.SlugField(max_length=64, unique=True)
     description = models.TextField(blank=True)
@@ -85,6 +92,12 @@ class Query(models.Model):
     # by labellers on the item; the ladder's invariants rung checks candidates against them.
     # db_default: the importer and the ingestion API insert rows by raw SQL that omits the column.
     invariants = models.JSONField(default=dict, blank=True, db_default={})
+    # A mutated item is a proposal (operator, suggested class, result diff in metadata["mutation"])
+    # until a labeller labels it; the dashboard can split catch rates by origin.
+    # db_default too: the bulk importers and triage's multi-row INSERT name their columns.
+    origin = models.CharField(
+        max_length=8, choices=QueryOrigin.choices, default=QueryOrigin.ORGANIC, db_default=QueryOrigin.ORGANIC
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     # Current labels on this query, kept by the label services: the queue reads it
     # instead of counting 200,000 labels on every "next item".
@@ -285,6 +298,27 @@ class GoldSetVersionItem(models.Model):
         if GoldSetVersion.objects.filter(pk=self.version_id, is_frozen=True).exists():
             raise ImmutableVersionError("Items of a published gold set version cannot be deleted.")
         return super().delete(*args, **kwargs)
+
+
+class GoldSetAudit(models.Model):
+    """One run of `labelling.audit.goldset_audit` on a version: its findings, kept as run.
+
+    Not part of the frozen version: the same version audited against a later catalogue
+    may find more (or less), so every audit is its own row.
+    """
+
+    version = models.ForeignKey(GoldSetVersion, on_delete=models.CASCADE, related_name="audits")
+    created_at = models.DateTimeField(auto_now_add=True)
+    items_checked = models.PositiveIntegerField(default=0)
+    # {finding class: count} and [{"item", "class", "severity", "message", "evidence"}].
+    counts = models.JSONField(default=dict, blank=True)
+    findings = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"audit of {self.version_id} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
 class Adjudication(models.Model):

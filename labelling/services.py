@@ -22,6 +22,7 @@ from labelling.models import (
     LabelDecision,
     LabelSource,
     Query,
+    QueryOrigin,
     QuerySource,
     ResolutionPolicy,
 )
@@ -80,6 +81,7 @@ def query_create(
     gold_set: GoldSet | None = None,
     reference_sql: str = "",
     metadata: dict | None = None,
+    origin: str = QueryOrigin.ORGANIC,
 ) -> Query:
     """Create a query with its normalised fingerprint and its overlap draw."""
     dialect = dialect or (warehouse.dialect if warehouse else "sqlite")
@@ -95,6 +97,7 @@ def query_create(
         fingerprint=sql_fingerprint(sql, dialect),
         reference_sql=reference_sql or "",
         metadata=metadata or {},
+        origin=origin,
         overlap_key=key,
         wants_second_label=bool(gold_set and key < gold_set.overlap_share),
     )

@@ -2,6 +2,9 @@
 
 from celery import shared_task
 
+from labelling import audit, mutations
+from labelling.models import GoldSet, GoldSetVersion
+
 
 @shared_task(name="labelling.query_fingerprint_fill", acks_late=True)
 def query_fingerprint_fill(gold_set_id: int | None = None, batch: int = 500) -> int:
@@ -12,3 +15,19 @@ def query_fingerprint_fill(gold_set_id: int | None = None, batch: int = 500) -> 
     while filled := fill(gold_set_id=gold_set_id, limit=batch):
         total += filled
     return total
+
+
+@shared_task(name="labelling.goldset_audit_run", acks_late=True)
+def goldset_audit_run(version_id: int) -> int | None:
+    """Audit one published version and store the findings; a version gone since is skipped."""
+    version = GoldSetVersion.objects.filter(pk=version_id).first()
+    return None if version is None else audit.goldset_audit_run(version=version).pk
+
+
+@shared_task(name="labelling.mutations_seed", acks_late=True)
+def mutations_seed(gold_set_id: int, per_item: int, classes: list[str] | None = None) -> int:
+    """Seed mutated proposals of one gold set (idempotent: a variant proposed before is not added again)."""
+    gold_set = GoldSet.objects.filter(pk=gold_set_id).first()
+    if gold_set is None:
+        return 0
+    return len(mutations.mutations_seed(gold_set=gold_set, per_item=per_item, classes=classes).kept)

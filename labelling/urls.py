@@ -1,6 +1,6 @@
 from django.urls import path
 
-from labelling import invariant_views, views
+from labelling import audit_views, invariant_views, views
 
 app_name = "labelling"
 
@@ -23,6 +23,8 @@ urlpatterns = [
     path("goldsets/<slug:name>/disagreements.<str:fmt>", views.disagreements_export, name="disagreements_export"),
     path("goldsets/<slug:name>/v<int:number>/", views.version_browse, name="version_browse"),
     path("goldsets/<slug:name>/v<int:number>/items.<str:fmt>", views.version_items_export, name="version_items_export"),
+    path("goldsets/<slug:name>/v<int:number>/audit/", audit_views.version_audit, name="version_audit"),
+    path("goldsets/<slug:name>/mutations/", audit_views.mutations_seed, name="mutations_seed"),
     path("goldsets/<slug:name>/diff/", views.version_diff, name="version_diff"),
     path("versions/<int:pk>/export.<str:fmt>", views.version_export, name="version_export"),
 ]

@@ -13,6 +13,7 @@ from config.exports import csv_response, json_response, records_csv_response
 from config.roles import ADMIN, LABELLER, ML_ENGINEER, has_role, role_required
 from labelling import selectors, services
 from labelling.agreement_report import agreement_report, agreement_rows, disagreement_rows
+from labelling.audit import audit_at_publish, audit_summary
 from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, InvariantsForm, LabelForm, PublishForm
 from labelling.goldset_io import GoldImportError, export_lines
 from labelling.models import ErrorClass, GoldSet, GoldSetVersion, Query, QuerySource
@@ -182,6 +183,9 @@ def goldset_publish(request, name):
     messages.success(
         request, f"Published {version} under {resolve}: {version.items.count()} items, {version.left_out_summary}."
     )
+    audit = audit_at_publish(version=version)
+    if audit is not None and audit.findings:
+        messages.warning(request, f"Audit of {version}: {audit_summary(findings=audit.findings)} (see Audit below).")
     return redirect("labelling:version_browse", name, version.number)
 
 

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from config.exports import csv_text
 from judges.report import build_report
-from judges.run_selection import run_selection_parse
+from judges.run_selection import SOURCE_BOTH, SOURCES, run_selection_parse
 from labelling.models import GoldSetVersion
 
 # Scalar judge columns for CSV and the table, in contract order.
@@ -150,12 +150,14 @@ class Command(BaseCommand):
         parser.add_argument("--runs", help="Only these calibration runs, e.g. 3,4 (default: every completed run).")
         parser.add_argument("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
         parser.add_argument("--until", help="Only runs created on or before this date (YYYY-MM-DD).")
+        parser.add_argument("--source", choices=SOURCES, default=SOURCE_BOTH, help="Which gold items.")
 
     def handle(self, *args, gold_set, version, generation_cost, baseline, format, runs, since, until, **options):
+        source = options.get("source") or SOURCE_BOTH
         if generation_cost < 0:
             raise CommandError("--generation-cost must not be negative")
         try:
-            selection = run_selection_parse(runs=runs, since=since, until=until)
+            selection = run_selection_parse(runs=runs, since=since, until=until, source=source)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         versions = GoldSetVersion.objects.filter(gold_set__name=gold_set).select_related("gold_set")

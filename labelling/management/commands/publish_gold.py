@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from labelling.audit import audit_at_publish, audit_summary
 from labelling.models import GoldSet, ResolutionPolicy
 from labelling.services import goldset_publish
 
@@ -13,8 +14,9 @@ class Command(BaseCommand):
         parser.add_argument("--gold-set", required=True, help="gold set name")
         parser.add_argument("--resolve", choices=ResolutionPolicy.values, default=ResolutionPolicy.MANUAL.value)
         parser.add_argument("--note", default="", help="a note stored on the version")
+        parser.add_argument("--no-audit", action="store_true", help="skip the audit of the new version")
 
-    def handle(self, *args, gold_set, resolve, note, **options):
+    def handle(self, *args, gold_set, resolve, note, no_audit=False, **options):
         found = GoldSet.objects.filter(name=gold_set).first()
         if found is None:
             raise CommandError(f"no gold set named {gold_set!r}")
@@ -26,3 +28,19 @@ class Command(BaseCommand):
         )
         for entry in version.left_out or []:
             self.stdout.write(f"  left out: {entry['id']} ({entry['reason']})")
+        if not no_audit:
+            self.warn_audit(version)
+
+    def warn_audit(self, version):
+        """Audit the new version (when small enough) and warn about each error and warning found."""
+        audit = audit_at_publish(version=version)
+        if audit is None:
+            self.stdout.write(f"audit: not run (large version); run audit_gold --gold-set {version.gold_set}")
+            return
+        if not audit.findings:
+            self.stdout.write("audit: no findings")
+            return
+        self.stderr.write(self.style.WARNING(f"audit warning: {audit_summary(findings=audit.findings)}"))
+        for finding in audit.findings:
+            if finding["severity"] != "check":
+                self.stderr.write(f"  {finding['item']}: {finding['class']}: {finding['message']}")

@@ -1,0 +1,39 @@
+"""The audit section of a version's page and the mutation action of a gold set's page."""
+
+from django import template
+
+from config.roles import ADMIN, ML_ENGINEER
+from labelling.audit import audit_summary
+from labelling.models import GoldSetAudit, Query, QueryOrigin
+from labelling.mutation_operators import OPERATORS
+
+register = template.Library()
+
+
+@register.inclusion_tag("labelling/_audit_section.html", takes_context=True)
+def audit_section(context, version):
+    """Render the version's latest audit (findings by class) and, for engineers, the button to run one."""
+    audit = GoldSetAudit.objects.filter(version=version).first()
+    roles = context.get("roles") or set()
+    return {
+        "version": version,
+        "audit": audit,
+        "summary": audit_summary(findings=audit.findings) if audit else "",
+        "can_run": ML_ENGINEER in roles or ADMIN in roles,
+        "csrf_token": context.get("csrf_token"),
+    }
+
+
+@register.inclusion_tag("labelling/_mutations_section.html", takes_context=True)
+def mutations_section(context, gold_set):
+    """Render how many mutated items wait as proposals and, for engineers, the form that seeds more."""
+    mutated = Query.objects.filter(gold_set=gold_set, origin=QueryOrigin.MUTATED)
+    roles = context.get("roles") or set()
+    return {
+        "gold_set": gold_set,
+        "proposed": mutated.filter(label_count=0).count(),
+        "labelled": mutated.filter(label_count__gt=0).count(),
+        "classes": sorted({error_class for _, error_class in OPERATORS.values()}),
+        "can_run": ML_ENGINEER in roles or ADMIN in roles,
+        "csrf_token": context.get("csrf_token"),
+    }
