@@ -2,11 +2,12 @@
 
 from celery import shared_task
 
+from labelling.services import query_fingerprint_fill as fill
+
 
 @shared_task(name="labelling.query_fingerprint_fill", acks_late=True)
 def query_fingerprint_fill(gold_set_id: int | None = None, batch: int = 500) -> int:
     """Fingerprint every query of the gold set still lacking one, a batch per transaction."""
-    from labelling.services import query_fingerprint_fill as fill
 
     total = 0
     while filled := fill(gold_set_id=gold_set_id, limit=batch):

@@ -3,7 +3,7 @@
 - import of a 50,000-item JSONL file: seconds (target: well under a minute);
 - peak memory (max RSS of the importing process) at 10,000 and 50,000 items: the import
   streams, so the peak stays under 300 MB and does not grow with the file;
-- `queue_next_item` latency with 100,000 queries and 200,000 labels (target < 50 ms).
+- `queue_item_get_next` latency with 100,000 queries and 200,000 labels (target < 50 ms).
 
 Runs on its own scratch database (SQLite file under var/, or `<test name>_bench_labelling`
 on PostgreSQL), created and destroyed here. Run alone: `python -m tests.bench.bench_labelling`.
@@ -69,7 +69,7 @@ def write_gold_file(path: Path, items: int, seed: int = 7) -> None:
 def _child_import(path: str, gold_set: str) -> None:
     """Run in a subprocess: import one file and print the elapsed seconds as JSON."""
     _setup_django()
-    from labelling.services import goldset_import
+    from labelling.goldset_io import goldset_import
 
     started = time.perf_counter()
     version = goldset_import(path_or_file=path, gold_set_name=gold_set)
@@ -152,17 +152,17 @@ def _populate_queue(gold_set, labellers) -> None:
 def _queue_latency(gold_set, me) -> tuple[float, float]:
     from django.db import connection
 
-    from labelling.selectors import queue_next_item
+    from labelling.queue_selectors import queue_item_get_next
 
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE labelling_query")
             cursor.execute("VACUUM ANALYZE labelling_label")
-    queue_next_item(user=me, gold_set=gold_set)  # warm the connection and caches
+    queue_item_get_next(user=me, gold_set=gold_set)  # warm the connection and caches
     samples = []
     for _ in range(LATENCY_SAMPLES):
         started = time.perf_counter()
-        item = queue_next_item(user=me, gold_set=gold_set)
+        item = queue_item_get_next(user=me, gold_set=gold_set)
         samples.append((time.perf_counter() - started) * 1000)
         assert item is not None
     samples.sort()
