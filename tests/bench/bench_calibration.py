@@ -32,7 +32,21 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
+
+import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
+
+# isort: split
+
+import django
+from django.core.management import call_command
+from django.db import transaction
+from django.db.models import Sum
+
+from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
+from judges.services import calibration_run_cancel, calibration_run_start, judge_create
+from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_DIR = ROOT / "var" / "bench"
@@ -104,8 +118,6 @@ def start_simulator(latency_ms: float) -> tuple[subprocess.Popen, str]:
 
 
 def _answers(url: str) -> bool:
-    import urllib.request
-
     try:
         with urllib.request.urlopen(url + "/health", timeout=1):
             return True
@@ -189,9 +201,6 @@ def marker_for(i: int) -> str:
 
 def gold_set(name: str, items: int):
     """Create a gold-set version of `items` marked queries, in bulk, in one transaction."""
-    from django.db import transaction
-
-    from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
 
     batch = 5000
     with transaction.atomic():
@@ -224,8 +233,6 @@ def gold_set(name: str, items: int):
 
 
 def judge_version(name: str, model: str, backend: str = "anthropic", concurrency: int = CONCURRENCY):
-    from judges.services import judge_create
-
     return judge_create(
         name=name,
         backend=backend,
@@ -240,8 +247,6 @@ def judge_version(name: str, model: str, backend: str = "anthropic", concurrency
 
 def timed_run(gold_version, versions, repeats: int, worker, timeout: float) -> tuple[float, float]:
     """Start a run, wait for completion; return (seconds, worker peak RSS MB)."""
-    from judges.models import CalibrationRun, RunStatus
-    from judges.services import calibration_run_start
 
     started = time.monotonic()
     run = calibration_run_start(gold_set_version=gold_version, judge_versions=versions, repeats=repeats)
@@ -259,10 +264,7 @@ def timed_run(gold_version, versions, repeats: int, worker, timeout: float) -> t
 
 
 def child() -> list[dict]:
-    import django
-
     django.setup()
-    from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
     large_items = int(os.environ.get("BENCH_CALIBRATION_ITEMS", "100000"))
@@ -315,10 +317,6 @@ def child() -> list[dict]:
 
 def memory_run(worker, items: int) -> list[dict]:
     """Plan the full items x 3 x 3 run, stream it for a bounded window, measure, cancel."""
-    from django.db.models import Sum
-
-    from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
-    from judges.services import calibration_run_cancel, calibration_run_start
 
     window = float(os.environ.get("BENCH_CALIBRATION_MEMORY_SECONDS", "90"))
     started = time.monotonic()

@@ -29,8 +29,10 @@ Every request goes to 127.0.0.1 only.
 """
 
 import http.client
+import importlib.util
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -73,8 +75,6 @@ print(api_token_issue(client="bench", scopes=["ingest", "read"])[1])
 
 def _start_simulator(env: dict):
     """Serve the judges' vendor simulator (200 ms, always right) in its own process, if it exists."""
-    import importlib.util
-    import socket
 
     if importlib.util.find_spec("judges.management.commands.simulate_vendor") is None:
         return None, None

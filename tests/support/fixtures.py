@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group
+from django.core.cache import cache
 from django.db import connection
 
 from config.roles import ALL_ROLES, ensure_role_groups
@@ -22,7 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 def _empty_process_cache():
     """Start every test with an empty in-process cache: rows one test cached (tokens,
     warehouses) must not outlive the transaction that rolled them back."""
-    from django.core.cache import cache
 
     cache.clear()
 
