@@ -28,11 +28,9 @@ import gc
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
@@ -47,9 +45,17 @@ from django.db.models import Sum
 from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
 from judges.services import calibration_run_cancel, calibration_run_start, judge_create
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
+from tests.bench.calibration_processes import (
+    BENCH_DIR,
+    ROOT,
+    peak_rss_mb,
+    rss_mb,
+    start_simulator,
+    status_kb,
+    start_worker,
+    wait_until,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH_DIR = ROOT / "var" / "bench"
 LATENCY_VERDICTS = 2000
 LATENCY_S = 0.2
 CONCURRENCY = 32
@@ -87,112 +93,6 @@ def run() -> list[dict]:
     if child.returncode != 0 or not lines:
         raise RuntimeError(f"calibration benchmark failed:\n{child.stdout[-3000:]}\n{child.stderr[-3000:]}")
     return json.loads(lines[-1].removeprefix("BENCH "))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_simulator(latency_ms: float) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "simulate_vendor",
-            "--port",
-            str(port),
-            "--latency-ms",
-            str(latency_ms),
-            "--no-oracle",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: _answers(url), 30, "the simulator to listen")
-    return process, url
-
-
-def _answers(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/health", timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(interval)
-    raise TimeoutError(f"timed out waiting for {what}")
-
-
-def start_worker(simulator_url: str, processes: int = 1) -> subprocess.Popen:
-    env = dict(os.environ, VENDOR_SIMULATOR_URL=simulator_url)
-    log = open(BENCH_DIR / "worker.log", "w")  # noqa: SIM115 - lives as long as the worker
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--loglevel=WARNING",
-            f"--concurrency={processes}",
-            "--pool=prefork",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-
-
-def peak_rss_mb(pid: int) -> float:
-    """Return the largest VmHWM (peak RSS) among a process and its children, in MB."""
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids += [int(p) for p in children.read_text().split()]
-    peak = 0
-    for one in pids:
-        try:
-            for line in Path(f"/proc/{one}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peak = max(peak, int(line.split()[1]))
-        except FileNotFoundError:
-            continue
-    return peak / 1024
-
-
-def worker_pids(pid: int) -> list[int]:
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    return [pid, *(int(p) for p in children.read_text().split())] if children.exists() else [pid]
-
-
-def status_kb(pid: int, field: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except FileNotFoundError:
-        pass
-    return 0
-
-
-def rss_mb(pid: int) -> float:
-    """Return the largest current resident set (VmRSS) among a process and its children, in MB."""
-    return max(status_kb(one, "VmRSS") for one in worker_pids(pid)) / 1024
 
 
 def marker_for(i: int) -> str:
