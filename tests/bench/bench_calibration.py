@@ -51,8 +51,8 @@ from tests.bench.calibration_processes import (
     peak_rss_mb,
     rss_mb,
     start_simulator,
-    status_kb,
     start_worker,
+    status_kb,
     wait_until,
 )
 
