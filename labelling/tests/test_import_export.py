@@ -146,7 +146,6 @@ def test_a_json_line_that_is_not_an_object_is_refused(setup, tmp_path):
 
 
 def test_a_clash_with_an_earlier_batch_is_found_and_nothing_written(setup, tmp_path, monkeypatch):
-
     monkeypatch.setattr(goldset_io, "BATCH_SIZE", 2)
     records = [GOOD[0], GOOD[1], GOOD[2], dict(GOOD[0], label="wrong", error_class="syntax")]
     with pytest.raises(GoldImportError, match=r"^line 4: id 'a1' labelled twice by the import"):
@@ -255,7 +254,6 @@ def test_a_large_import_leaves_fingerprints_to_a_task_enqueued_on_commit(
 
 
 def test_the_demo_step_imports_once_and_then_leaves_the_gold_set_alone(setup, tmp_path, monkeypatch):
-
     monkeypatch.setattr(demo, "DEMO_GOLD_FILE", write_jsonl(tmp_path / "demo_gold.jsonl", GOOD))
     out = io.StringIO()
     demo.demo_gold_load(out)
@@ -265,7 +263,6 @@ def test_the_demo_step_imports_once_and_then_leaves_the_gold_set_alone(setup, tm
 
 
 def test_the_committed_demo_gold_file_imports_cleanly(setup):
-
     version = goldset_import(path_or_file=DEMO_GOLD_FILE, gold_set_name="demo")
     lines = [json.loads(line) for line in DEMO_GOLD_FILE.read_text().splitlines() if line.strip()]
     assert version.items.count() == len(lines)

@@ -94,7 +94,6 @@ def direct_fleiss(table):
 
 @pytest.fixture
 def imported(db, tmp_path, monkeypatch):
-
     # Batches of 5 lines: an item's three labels straddle batch boundaries.
     monkeypatch.setattr(goldset_io, "BATCH_SIZE", 5)
     path = write_jsonl(tmp_path / "experts.jsonl", records())

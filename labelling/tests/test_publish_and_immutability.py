@@ -128,5 +128,4 @@ def test_reset_demo_empties_the_database_published_versions_included(transaction
 
 
 def test_manage_py_flush_is_djangos_own_command():
-
     assert get_commands()["flush"] == "django.core"

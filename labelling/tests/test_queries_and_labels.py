@@ -20,7 +20,6 @@ def test_query_create_stores_the_normalised_fingerprint():
 
 
 def test_query_create_takes_the_dialect_from_the_warehouse():
-
     warehouse = Warehouse.objects.create(name="pg", dialect="postgres")
     query = query_create(question="q", sql="SELECT 1", external_id="x", warehouse=warehouse, source=QuerySource.LIVE)
     assert query.dialect == "postgres"
@@ -83,14 +82,12 @@ def test_the_database_refuses_two_current_labels_of_one_labeller(role_users):
 
 
 def test_the_database_refuses_an_adjudication_without_reason(role_users):
-
     query = factories.query()
     with pytest.raises(IntegrityError):
         Adjudication.objects.create(query=query, adjudicator=role_users["admin"], decision="correct", reason="")
 
 
 def test_the_database_refuses_an_unsure_adjudication(role_users):
-
     query = factories.query()
     with pytest.raises(IntegrityError):
         Adjudication.objects.create(query=query, adjudicator=role_users["admin"], decision="unsure", reason="hm")

@@ -63,7 +63,6 @@ def test_audit_samples_come_first_and_need_one_label(role_users):
 
 
 def test_next_on_an_unlabelled_item_skips_to_the_following_one_and_wraps(role_users):
-
     gold_set = factories.gold_set()
     first, second = factories.query(gold_set=gold_set), factories.query(gold_set=gold_set)
     me = role_users["labeller"]

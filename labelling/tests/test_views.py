@@ -163,7 +163,6 @@ def test_an_item_of_another_gold_set_is_not_in_this_queue(client, role_users):
 
 
 def test_the_item_page_highlights_sql_and_lists_catalogue_columns(client, role_users):
-
     warehouse = Warehouse.objects.create(name="demo", dialect="sqlite")
     Catalogue.objects.create(
         warehouse=warehouse,
