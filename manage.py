@@ -4,21 +4,16 @@
 import os
 import sys
 
+from django.core.management import execute_from_command_line
+
+from config.local_state import local_state_prepare
+
 
 def main():
     """Run administrative tasks."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from config.local_state import local_state_prepare
-
+    # Before settings are read: they read the secret key file this creates.
     local_state_prepare()
-    try:
-        from django.core.management import execute_from_command_line
-    except ImportError as exc:
-        raise ImportError(
-            "Couldn't import Django. Are you sure it's installed and "
-            "available on your PYTHONPATH environment variable? Did you "
-            "forget to activate a virtual environment?"
-        ) from exc
     execute_from_command_line(sys.argv)
 
 

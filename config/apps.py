@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+from config.signals import role_groups_after_migrate
 
 
 class ConfigConfig(AppConfig):
@@ -8,8 +11,4 @@ class ConfigConfig(AppConfig):
     verbose_name = "Docket"
 
     def ready(self):
-        from django.db.models.signals import post_migrate
-
-        from config.roles import ensure_role_groups
-
-        post_migrate.connect(ensure_role_groups, sender=self)
+        post_migrate.connect(role_groups_after_migrate, sender=self)

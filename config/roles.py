@@ -8,6 +8,7 @@ superusers) pass every role check: they run the system.
 
 from functools import wraps
 
+from django.apps import apps
 from django.core.exceptions import PermissionDenied
 
 LABELLER = "labeller"
@@ -79,17 +80,19 @@ def role_context(request):
 
 def ensure_role_groups(**kwargs):
     """Create the four role groups with their permissions (idempotent; runs after migrate)."""
-    from django.contrib.auth.models import Group, Permission
-
+    # Looked up in the registry, not imported: the logging filters import this module while
+    # Django sets up, before the auth models can be imported.
+    group_model = apps.get_model("auth", "Group")
+    permission_model = apps.get_model("auth", "Permission")
     for role in ALL_ROLES:
-        group, _ = Group.objects.get_or_create(name=role)
+        group, _ = group_model.objects.get_or_create(name=role)
         if role == ADMIN:
-            group.permissions.set(Permission.objects.all())
+            group.permissions.set(permission_model.objects.all())
             continue
         perms = []
         for dotted in ROLE_PERMISSIONS.get(role, []):
             app_label, codename = dotted.split(".")
-            perm = Permission.objects.filter(content_type__app_label=app_label, codename=codename).first()
+            perm = permission_model.objects.filter(content_type__app_label=app_label, codename=codename).first()
             if perm:
                 perms.append(perm)
         group.permissions.set(perms)

@@ -10,105 +10,38 @@ import logging
 import os
 import secrets
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from config.env import (
+    env_bool,
+    env_list,
+    env_non_negative_float,
+    env_non_negative_int,
+    env_path,
+    env_positive_float,
+    env_positive_int,
+    env_setting,
+    env_text,
+    parse_choice,
+    parse_database_url,
+)
+
 env = environ.Env()
-
-
-def env_setting(name: str, default, parse: Callable[[str], object], expected: str):
-    """Read one variable: `default` when unset or empty, else `parse(raw)`.
-
-    Every variable goes through here. A value `parse` rejects (by raising ValueError)
-    stops start-up with the variable's name, its value and the form it should take.
-    """
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        return parse(raw.strip())
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not valid: expected {expected}.") from exc
-
-
-def _parse_bool(raw: str) -> bool:
-    lowered = raw.lower()
-    if lowered in {"1", "true", "yes", "on"}:
-        return True
-    if lowered in {"0", "false", "no", "off"}:
-        return False
-    raise ValueError(raw)
-
-
-def _number_parser(kind: type, minimum: float, inclusive: bool) -> Callable[[str], float]:
-    def parse(raw: str):
-        value = kind(raw)  # int("2.9") and int("1.5e6") raise ValueError: no silent rounding
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(raw)
-        if value < minimum or (value == minimum and not inclusive):
-            raise ValueError(raw)
-        return value
-
-    return parse
-
-
-def _parse_choice(choices: tuple[str, ...]) -> Callable[[str], str]:
-    def parse(raw: str) -> str:
-        if raw.upper() not in choices:
-            raise ValueError(raw)
-        return raw.upper()
-
-    return parse
-
-
-def _bool(name: str, default: bool) -> bool:
-    return env_setting(name, default, _parse_bool, "a boolean (true/false, 1/0, yes/no, on/off)")
-
-
-def _positive_float(name: str, default: float) -> float:
-    return env_setting(name, default, _number_parser(float, 0, inclusive=False), "a positive number")
-
-
-def _non_negative_float(name: str, default: float) -> float:
-    return env_setting(name, default, _number_parser(float, 0, inclusive=True), "a number, 0 or more")
-
-
-def _positive_int(name: str, default: int) -> int:
-    return env_setting(name, default, _number_parser(int, 1, inclusive=True), "a whole number, 1 or more")
-
-
-def _non_negative_int(name: str, default: int) -> int:
-    return env_setting(name, default, _number_parser(int, 0, inclusive=True), "a whole number, 0 or more")
-
-
-def _text(name: str, default: str = "") -> str:
-    return env_setting(name, default, str, "text")
-
-
-def _path(name: str, default: Path) -> Path:
-    return env_setting(name, Path(default), Path, "a path")
-
-
-def _list(name: str, default: list[str]) -> list[str]:
-    return env_setting(
-        name, default, lambda raw: [item.strip() for item in raw.split(",") if item.strip()], "comma-separated names"
-    )
-
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Where local state lives. Importing settings creates nothing: `manage.py` and the Celery
 # app create this folder and the secret key file (config/local_state.py) before they
 # read settings.
-VAR_DIR = _path("DOCKET_VAR_DIR", BASE_DIR / "var")
+VAR_DIR = env_path("DOCKET_VAR_DIR", BASE_DIR / "var")
 SECRET_KEY_FILE = VAR_DIR / "secret_key"
 
 
 def _secret_key() -> str:
     """Use SECRET_KEY from the environment, else the one generated once into var/secret_key."""
-    from_env = _text("SECRET_KEY")
+    from_env = env_text("SECRET_KEY")
     if from_env:
         return from_env
     if SECRET_KEY_FILE.exists():
@@ -121,12 +54,12 @@ def _secret_key() -> str:
     )
 
 
-TESTING = "pytest" in sys.modules or _bool("DOCKET_TESTING", False)
+TESTING = "pytest" in sys.modules or env_bool("DOCKET_TESTING", False)
 SECRET_KEY = _secret_key()
-DEBUG = _bool("DEBUG", False)
+DEBUG = env_bool("DEBUG", False)
 
-ALLOWED_HOSTS = _list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
-CSRF_TRUSTED_ORIGINS = _list("CSRF_TRUSTED_ORIGINS", [])
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -185,23 +118,11 @@ WSGI_APPLICATION = "config.wsgi.application"
 DEFAULT_SQLITE_PATH = VAR_DIR / "docket.sqlite3"
 
 
-def _parse_database_url(raw: str) -> dict:
-    if raw.partition("://")[0] not in environ.Env.DB_SCHEMES:
-        raise ValueError(raw)
-    try:
-        config = environ.Env.db_url_config(raw)
-    except (KeyError, ImproperlyConfigured) as exc:
-        raise ValueError(raw) from exc
-    if not config.get("ENGINE"):
-        raise ValueError(raw)
-    return config
-
-
 DATABASES = {
     "default": env_setting(
         "DATABASE_URL",
-        _parse_database_url(f"sqlite:///{DEFAULT_SQLITE_PATH}"),
-        _parse_database_url,
+        parse_database_url(f"sqlite:///{DEFAULT_SQLITE_PATH}"),
+        parse_database_url,
         "a database URL such as postgresql://user@host:5432/name or sqlite:////path/to/file",
     )
 }
@@ -228,8 +149,8 @@ else:
     # Each test run creates its own database, named after the run, and drops only that:
     # two suites on one server never drop each other's (TEST_DATABASE_NAME overrides).
     DATABASES["default"]["TEST"] = {
-        "NAME": _text("TEST_DATABASE_NAME")
-        or f"test_{DATABASES['default']['NAME']}_{_text('DOCKET_TEST_RUN', str(os.getpid()))}"
+        "NAME": env_text("TEST_DATABASE_NAME")
+        or f"test_{DATABASES['default']['NAME']}_{env_text('DOCKET_TEST_RUN', str(os.getpid()))}"
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -257,21 +178,29 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = True
 
-DATA_UPLOAD_MAX_MEMORY_SIZE = _non_negative_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_non_negative_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 
 # --- Celery ---------------------------------------------------------------------------
 # The default broker is kombu's filesystem transport: no server, works on a fresh machine.
 # Tests get their own folder, so a running `make run` worker never eats their tasks.
 # Under pytest-xdist (`-n 2`) each test process has its own folder and queue too, and so
 # do the worker processes it starts (they inherit PYTEST_XDIST_WORKER).
-XDIST_WORKER = _text("PYTEST_XDIST_WORKER")
+XDIST_WORKER = env_text("PYTEST_XDIST_WORKER")
 TEST_BROKER_NAME = f"test-broker-{XDIST_WORKER}" if XDIST_WORKER else "test-broker"
-BROKER_DIR = _path("DOCKET_BROKER_DIR", VAR_DIR / (TEST_BROKER_NAME if TESTING else "broker"))
-CELERY_BROKER_URL = _text("CELERY_BROKER_URL", "filesystem://")
+BROKER_DIR = env_path("DOCKET_BROKER_DIR", VAR_DIR / (TEST_BROKER_NAME if TESTING else "broker"))
+CELERY_BROKER_URL = env_text("CELERY_BROKER_URL", "filesystem://")
 # Parsed whatever the broker, so a bad value stops start-up even where it is not used yet.
-BROKER_POLL_S = _positive_float("DOCKET_BROKER_POLL_S", 0.2)
-if XDIST_WORKER:
-    CELERY_TASK_DEFAULT_QUEUE = f"celery-{XDIST_WORKER}"
+BROKER_POLL_S = env_positive_float("DOCKET_BROKER_POLL_S", 0.2)
+# One queue per app, so a deployment can give an app's work workers of its own
+# (`celery -A config worker -Q judges`); config's own tasks (the ping) use the default
+# queue. Every worker started without `-Q` consumes all of them (CELERY_TASK_QUEUES).
+QUEUE_SUFFIX = f"-{XDIST_WORKER}" if XDIST_WORKER else ""
+CELERY_TASK_DEFAULT_QUEUE = f"celery{QUEUE_SUFFIX}"
+APP_QUEUES = {app: f"{app}{QUEUE_SUFFIX}" for app in ("labelling", "judges", "triage")}
+CELERY_TASK_ROUTES = {f"{app}.*": {"queue": queue} for app, queue in APP_QUEUES.items()}
+CELERY_TASK_QUEUES = {
+    name: {"exchange": name, "routing_key": name} for name in (CELERY_TASK_DEFAULT_QUEUE, *APP_QUEUES.values())
+}
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # kombu's filesystem transport with whole-or-nothing messages (config/transport.py:
     # kombu's own can hand a reader a half-written file, which stops the worker). It makes
@@ -288,7 +217,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         # second costs nothing and keeps a POST-to-queue delay well under a second.
         "polling_interval": BROKER_POLL_S,
     }
-CELERY_TASK_ALWAYS_EAGER = _bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -302,67 +231,67 @@ CELERY_BEAT_SCHEDULE = {
     # A chunk whose worker died mid-run is leased again, so a killed run finishes by itself.
     "judges-requeue-stale-chunks": {"task": "judges.requeue_stale_chunks", "schedule": 60.0},
 }
-TRIAGE_ALERT_WEBHOOK_URL = _text("TRIAGE_ALERT_WEBHOOK_URL")
-TRIAGE_API_MAX_BODY_BYTES = _positive_int("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024)
+TRIAGE_ALERT_WEBHOOK_URL = env_text("TRIAGE_ALERT_WEBHOOK_URL")
+TRIAGE_API_MAX_BODY_BYTES = env_positive_int("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024)
 # How long a web process trusts a token it has looked up; a revocation takes this long
 # to reach the other processes (the revoking one drops it at once).
-TRIAGE_API_TOKEN_CACHE_SECONDS = _positive_float("TRIAGE_API_TOKEN_CACHE_SECONDS", 5)
+TRIAGE_API_TOKEN_CACHE_SECONDS = env_positive_float("TRIAGE_API_TOKEN_CACHE_SECONDS", 5)
 # A live query still `processing` after this long was left by a worker that died; the
 # sweeper re-sends it and the next worker takes it over. Longer than any pipeline run
 # (judge timeouts and retries included), or a slow run would be judged twice.
-TRIAGE_PROCESSING_TIMEOUT_S = _positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 600)
+TRIAGE_PROCESSING_TIMEOUT_S = env_positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 600)
 # A web process publishes the pipeline's work at most this often, from a background
 # thread; under load the posts of one interval share a broker message
 # (triage/publishing.py). 0 publishes in the request, after commit. The test suite runs
 # the production path too; a test that must see the publish (or its failure) when the
 # request returns asks for the `synchronous_publish` fixture.
-TRIAGE_PUBLISH_INTERVAL_MS = _non_negative_float("TRIAGE_PUBLISH_INTERVAL_MS", 50)
+TRIAGE_PUBLISH_INTERVAL_MS = env_non_negative_float("TRIAGE_PUBLISH_INTERVAL_MS", 50)
 # Threads per worker process that call live judges; shared by every pipeline task.
-TRIAGE_JUDGE_THREADS = _positive_int("TRIAGE_JUDGE_THREADS", 32)
+TRIAGE_JUDGE_THREADS = env_positive_int("TRIAGE_JUDGE_THREADS", 32)
 
 # --- Vendors ----------------------------------------------------------------------------
 # Keys come only from the environment; they are never stored in the database or shown.
-ANTHROPIC_API_KEY = _text("ANTHROPIC_API_KEY")
-ANTHROPIC_BASE_URL = _text("ANTHROPIC_BASE_URL")
-OPENAI_API_KEY = _text("OPENAI_API_KEY")
-OPENAI_BASE_URL = _text("OPENAI_BASE_URL")
+ANTHROPIC_API_KEY = env_text("ANTHROPIC_API_KEY")
+ANTHROPIC_BASE_URL = env_text("ANTHROPIC_BASE_URL")
+OPENAI_API_KEY = env_text("OPENAI_API_KEY")
+OPENAI_BASE_URL = env_text("OPENAI_BASE_URL")
 # Where the local vendor simulator listens when no key is set.
-VENDOR_SIMULATOR_URL = _text("VENDOR_SIMULATOR_URL", "http://127.0.0.1:8765")
+VENDOR_SIMULATOR_URL = env_text("VENDOR_SIMULATOR_URL", "http://127.0.0.1:8765")
 
 # --- Warehouses -----------------------------------------------------------------------
 # DSNs come from WAREHOUSE_<NAME>_URL or from this file (JSON: {"name": "dsn"}), never
 # from the application database.
-WAREHOUSES_FILE = _path("WAREHOUSES_FILE", VAR_DIR / "warehouses.json")
-WAREHOUSE_STATEMENT_TIMEOUT_S = _positive_float("WAREHOUSE_STATEMENT_TIMEOUT_S", 5.0)
-WAREHOUSE_ROW_CAP = _positive_int("WAREHOUSE_ROW_CAP", 1000)
+WAREHOUSES_FILE = env_path("WAREHOUSES_FILE", VAR_DIR / "warehouses.json")
+WAREHOUSE_STATEMENT_TIMEOUT_S = env_positive_float("WAREHOUSE_STATEMENT_TIMEOUT_S", 5.0)
+WAREHOUSE_ROW_CAP = env_positive_int("WAREHOUSE_ROW_CAP", 1000)
 
 # --- SQL guard: size and shape limits checked before a text reaches a database (issue 13) --
 # Each refusal names the setting it hit. Real analysts' SQL (the defog gold set) stays far
 # below every one: at most ~900 bytes, 140 parse-tree nodes, depth 14, 3 CTEs, 4 joins.
-WAREHOUSE_MAX_SQL_BYTES = _positive_int("WAREHOUSE_MAX_SQL_BYTES", 65_536)
-WAREHOUSE_MAX_SQL_NODES = _positive_int("WAREHOUSE_MAX_SQL_NODES", 5_000)
-WAREHOUSE_MAX_SQL_DEPTH = _positive_int("WAREHOUSE_MAX_SQL_DEPTH", 100)
-WAREHOUSE_MAX_SQL_CTES = _positive_int("WAREHOUSE_MAX_SQL_CTES", 32)
-WAREHOUSE_MAX_SQL_JOINS = _positive_int("WAREHOUSE_MAX_SQL_JOINS", 32)
+WAREHOUSE_MAX_SQL_BYTES = env_positive_int("WAREHOUSE_MAX_SQL_BYTES", 65_536)
+WAREHOUSE_MAX_SQL_NODES = env_positive_int("WAREHOUSE_MAX_SQL_NODES", 5_000)
+WAREHOUSE_MAX_SQL_DEPTH = env_positive_int("WAREHOUSE_MAX_SQL_DEPTH", 100)
+WAREHOUSE_MAX_SQL_CTES = env_positive_int("WAREHOUSE_MAX_SQL_CTES", 32)
+WAREHOUSE_MAX_SQL_JOINS = env_positive_int("WAREHOUSE_MAX_SQL_JOINS", 32)
 # A recursive CTE needs a literal LIMIT no larger than this, on the CTE or the query reading it.
-WAREHOUSE_MAX_RECURSIVE_ROWS = _positive_int("WAREHOUSE_MAX_RECURSIVE_ROWS", 1_000_000)
+WAREHOUSE_MAX_RECURSIVE_ROWS = env_positive_int("WAREHOUSE_MAX_RECURSIVE_ROWS", 1_000_000)
 # --- end of SQL guard limits ---------------------------------------------------------------
 
 # --- Warehouse security: the role check and the caps during execution (issue 13) --------
 # A PostgreSQL warehouse whose login role can do more than read is refused; this lets it
 # run anyway, for the deliberately insecure case only (shown in red on every page).
-WAREHOUSE_ALLOW_UNSAFE_ROLE = _bool("WAREHOUSE_ALLOW_UNSAFE_ROLE", False)
+WAREHOUSE_ALLOW_UNSAFE_ROLE = env_bool("WAREHOUSE_ALLOW_UNSAFE_ROLE", False)
 # A result stops at the row cap or at this many bytes, whichever comes first.
-WAREHOUSE_RESULT_MAX_BYTES = _positive_int("WAREHOUSE_RESULT_MAX_BYTES", 1_048_576)
+WAREHOUSE_RESULT_MAX_BYTES = env_positive_int("WAREHOUSE_RESULT_MAX_BYTES", 1_048_576)
 # A longer cell is cut to this many bytes (on the server for PostgreSQL) and marked.
-WAREHOUSE_CELL_MAX_BYTES = _positive_int("WAREHOUSE_CELL_MAX_BYTES", 16_384)
+WAREHOUSE_CELL_MAX_BYTES = env_positive_int("WAREHOUSE_CELL_MAX_BYTES", 16_384)
 # PostgreSQL planner limits for model SQL (join_collapse_limit, from_collapse_limit; and
 # geqo_threshold): planning stays short enough for the statement timeout to hold.
-WAREHOUSE_PG_COLLAPSE_LIMIT = _positive_int("WAREHOUSE_PG_COLLAPSE_LIMIT", 8)
-WAREHOUSE_PG_GEQO_THRESHOLD = max(2, _positive_int("WAREHOUSE_PG_GEQO_THRESHOLD", 8))
+WAREHOUSE_PG_COLLAPSE_LIMIT = env_positive_int("WAREHOUSE_PG_COLLAPSE_LIMIT", 8)
+WAREHOUSE_PG_GEQO_THRESHOLD = max(2, env_positive_int("WAREHOUSE_PG_GEQO_THRESHOLD", 8))
 # SQLite: the longest string or blob a query may build, and the heap SQLite may use.
-WAREHOUSE_SQLITE_MAX_LENGTH = _positive_int("WAREHOUSE_SQLITE_MAX_LENGTH", 8_388_608)
-WAREHOUSE_SQLITE_HEAP_LIMIT = _positive_int("WAREHOUSE_SQLITE_HEAP_LIMIT", 134_217_728)
+WAREHOUSE_SQLITE_MAX_LENGTH = env_positive_int("WAREHOUSE_SQLITE_MAX_LENGTH", 8_388_608)
+WAREHOUSE_SQLITE_HEAP_LIMIT = env_positive_int("WAREHOUSE_SQLITE_HEAP_LIMIT", 134_217_728)
 # --- end of warehouse security ------------------------------------------------------------
 
 REST_FRAMEWORK = {
@@ -381,7 +310,7 @@ SPECTACULAR_SETTINGS = {
 
 # --- Logging --------------------------------------------------------------------------
 LOG_LEVEL = env_setting(
-    "LOG_LEVEL", "INFO", _parse_choice(tuple(logging.getLevelNamesMapping())), "DEBUG, INFO, WARNING, ERROR or CRITICAL"
+    "LOG_LEVEL", "INFO", parse_choice(tuple(logging.getLevelNamesMapping())), "DEBUG, INFO, WARNING, ERROR or CRITICAL"
 )
 LOGGING = {
     "version": 1,

@@ -22,7 +22,7 @@ from collections import Counter
 
 from labelling import agreement
 from labelling.models import UNCLASSIFIED, Adjudication, ErrorClass, GoldSet, GoldSetVersion, Query
-from labelling.selectors import agreement_ratings, disagreeing_queries
+from labelling.selectors import disagreement_list, rating_table_get
 
 LOW_SUPPORT = 20
 DECISIONS = ["correct", "wrong", "unsure"]
@@ -51,7 +51,7 @@ def _alpha(per_item: list[list], categories: list) -> float | None:
 
 def agreement_report(*, gold_set: GoldSet, version: GoldSetVersion | None = None) -> dict:
     """Compute every agreement figure of a gold set (or of one version's items) as a dict."""
-    table = agreement_ratings(gold_set=gold_set, version=version)
+    table = rating_table_get(gold_set=gold_set, version=version)
     per_item = [list(r.values()) for r in table.ratings.values()]
     decisions = [[_decision(c) for c in ratings] for ratings in per_item]
     categories = sorted({c for ratings in per_item for c in ratings})
@@ -77,7 +77,7 @@ def agreement_report(*, gold_set: GoldSet, version: GoldSetVersion | None = None
         "confusion": [],
         "by_error_class": {},
         "unclassified_left_out": sum(r.count(f"wrong:{UNCLASSIFIED}") for r in per_item),
-        "disagreements": len(disagreeing_queries(table=table)),
+        "disagreements": len(disagreement_list(table=table)),
     }
     for a, b in itertools.combinations(table.raters, 2):
         both = [(r[a], r[b]) for r in table.ratings.values() if a in r and b in r]
@@ -161,8 +161,8 @@ def agreement_rows(report: dict) -> tuple[list[str], list[list]]:
 
 def disagreement_rows(*, gold_set: GoldSet, version: GoldSetVersion | None = None) -> list[dict]:
     """Return the items whose labellers disagree, with their ratings and latest adjudication."""
-    table = agreement_ratings(gold_set=gold_set, version=version)
-    ids = disagreeing_queries(table=table)
+    table = rating_table_get(gold_set=gold_set, version=version)
+    ids = disagreement_list(table=table)
     queries = Query.objects.in_bulk(ids)
     latest: dict[int, Adjudication] = {}
     for adjudication in Adjudication.objects.filter(query_id__in=ids).select_related("adjudicator"):

@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
+
+from labelling.signals import register_sqlite_function
 
 
 class LabellingConfig(AppConfig):
@@ -6,8 +9,4 @@ class LabellingConfig(AppConfig):
     name = "labelling"
 
     def ready(self):
-        from django.db.backends.signals import connection_created
-
-        from labelling.immutability import register_sqlite_function
-
         connection_created.connect(register_sqlite_function, dispatch_uid="labelling_sqlite_function")

@@ -2,14 +2,15 @@
 
 from pathlib import Path
 
+from labelling.goldset_io import goldset_import
+from labelling.models import GoldSet
+
 DEMO_GOLD_FILE = Path(__file__).resolve().parent / "data" / "demo_gold.jsonl"
 DEMO_GOLD_SET = "demo"
 
 
 def demo_gold_load(stdout) -> None:
     """Import labelling/data/demo_gold.jsonl as gold set `demo` and publish v1, unless already there."""
-    from labelling.models import GoldSet
-    from labelling.services import goldset_import
 
     if not DEMO_GOLD_FILE.exists():
         stdout.write(f"demo gold set: {DEMO_GOLD_FILE} missing, skipped")

@@ -6,6 +6,7 @@ f function or type); everything is HTML-escaped first, so the output is safe to 
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import SqlglotError
 from sqlglot.tokens import Tokenizer, TokenType
 
@@ -46,8 +47,6 @@ def _gap(text: str) -> str:
 def highlight_sql(sql: str, dialect: str = "sqlite") -> SafeString:
     """Return the SQL as escaped HTML with token spans; plain escaped text if it cannot be tokenized."""
     try:
-        from sqlglot.dialects.dialect import Dialect
-
         tokens = Dialect.get_or_raise(sqlglot_dialect(dialect)).tokenize(sql)
     except (SqlglotError, ValueError):
         return mark_safe(escape(sql))  # noqa: S308 - escaped above

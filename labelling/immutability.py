@@ -5,8 +5,8 @@ or DELETE touching a frozen version or its items, whatever code path issues it. 
 sanctioned exception is wiping the whole database (`manage.py reset_demo`, and the test
 harness's teardown): on PostgreSQL Django's `flush` uses TRUNCATE, which row triggers do
 not see; on SQLite it issues plain DELETEs, so the SQLite triggers consult
-`docket_flush_allowed()`, a function this module registers on every Django SQLite
-connection and which answers 1 only inside `allow_flush()`. Django's own `manage.py flush`
+`docket_flush_allowed()`, a function `labelling.signals.register_sqlite_function` registers
+on every Django SQLite connection and which answers 1 only inside `allow_flush()`. Django's own `manage.py flush`
 is left as Django ships it, so on SQLite it refuses to delete published versions.
 A connection that lacks the function (the sqlite3 shell) cannot delete the rows at all.
 """
@@ -31,12 +31,6 @@ def allow_flush():
         yield
     finally:
         _state.flushing = False
-
-
-def register_sqlite_function(sender, connection, **kwargs):
-    """Give each new SQLite connection the function the triggers call."""
-    if connection.vendor == "sqlite":
-        connection.connection.create_function("docket_flush_allowed", 0, flush_allowed, deterministic=False)
 
 
 SQLITE_TRIGGERS = [

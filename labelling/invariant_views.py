@@ -7,7 +7,7 @@ from django.views.decorators.http import require_POST
 from config.roles import LABELLER, role_required
 from labelling.forms import InvariantsForm
 from labelling.invariant_services import query_invariants_set
-from labelling.views import _query_in_scope, _render_item, _scope
+from labelling.queue_views import _query_in_scope, _render_item, _scope
 
 
 @require_POST

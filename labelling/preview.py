@@ -1,8 +1,7 @@
 """The result preview and the execution-backed suggestion (rung 6) for one query.
 
 Both run through `probes.execution.run_readonly` (the guarded read-only path: sqlglot
-guard, read-only transaction, statement timeout, row cap). It is imported lazily: until
-probes provides it, the page says there is no preview. The comparison itself is the
+guard, read-only transaction, statement timeout, row cap). The comparison itself is the
 pure `labelling.compare.compare_result_sets`.
 """
 
@@ -14,6 +13,7 @@ from django.shortcuts import get_object_or_404
 from config.roles import ADMIN, ML_ENGINEER, has_role
 from labelling.compare import Comparison, compare_result_sets
 from labelling.models import Query, QuerySource
+from probes.execution import run_readonly
 
 PREVIEW_ROWS = 20
 PREVIEW_TIMEOUT_S = 5.0
@@ -40,14 +40,6 @@ class Preview:
     comparison: Comparison | None = None
 
 
-def _load_runner():
-    try:
-        from probes.execution import run_readonly
-    except ImportError:
-        return None
-    return run_readonly
-
-
 def _run(run_readonly, warehouse, sql: str, row_cap: int) -> RunOutcome:
     result = run_readonly(warehouse=warehouse, sql=sql, row_cap=row_cap, timeout_s=PREVIEW_TIMEOUT_S)
     if not result.allowed:
@@ -69,9 +61,6 @@ def query_preview(*, query) -> Preview:
 
     A refusal or an error is shown as such: it is never a verdict on the query.
     """
-    run_readonly = _load_runner()
-    if run_readonly is None:
-        return Preview(available=False, message="No preview: the read-only execution path is not installed yet.")
     if query.warehouse is None:
         return Preview(available=False, message="No preview: this item names no warehouse.")
     # Without reference SQL only the first rows are shown; with it, whole results are compared.

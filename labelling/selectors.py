@@ -1,14 +1,11 @@
-"""Reads of the labelling app: the queue, final labels, agreement data, version diffs."""
+"""Reads of the labelling app: final labels, agreement data, version diffs, browsing a version."""
 
 import itertools
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-import sqlglot
 from django.db.models import Count, Q
-from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
 from labelling.models import (
     UNCLASSIFIED,
@@ -19,171 +16,10 @@ from labelling.models import (
     Label,
     LabelDecision,
     Query,
-    QuerySource,
     ResolutionPolicy,
 )
-from labelling.queue_orders import queue_order_first, queue_order_get
-from probes.fingerprint import sqlglot_dialect
 
 IMPORT_RATER = "(import)"
-
-
-# --- The labelling queue ---------------------------------------------------------------
-
-
-def queue_next_item(
-    *, user, gold_set: GoldSet | None, after_id: int | None = None, order: str | None = None
-) -> Query | None:
-    """Return the next query this user should label, or None when there is nothing left.
-
-    Audit samples come first (they are live traffic waiting for ground truth), then the
-    gold set's items wanting a first label or, for the overlap share, a second one. Never
-    an item the user has labelled before, even if that label was later superseded.
-    With `after_id` (skipping an item), prefer items after it and wrap around. `order`
-    names a registered queue order (`labelling.queue_orders`), e.g. "informative".
-    """
-    ranked = queue_order_get(name=order)
-    for candidates in _waiting(gold_set=gold_set):
-        if ranked is not None:
-            found = queue_order_first(
-                order=ranked, user=user, candidates=candidates, gold_set=gold_set, after_id=after_id
-            )
-            if found is not None:
-                return found
-            continue
-        if after_id is not None:
-            found = _first_not_labelled_by(user, candidates.filter(id__gt=after_id))
-            if found is not None:
-                return found
-        found = _first_not_labelled_by(user, candidates)
-        if found is not None:
-            return found
-    return None
-
-
-def _waiting(*, gold_set: GoldSet | None):
-    """Yield the querysets of queries still wanting labels: audit samples, then the gold set's."""
-    yield Query.objects.filter(label_count=0, source=QuerySource.AUDIT)
-    if gold_set is not None:
-        yield Query.objects.filter(gold_set=gold_set).filter(
-            Q(label_count=0) | Q(label_count=1, wants_second_label=True)
-        )
-
-
-def _first_not_labelled_by(user, candidates, chunk: int = 64) -> Query | None:
-    """Walk candidates in id order, a chunk at a time, to the first one the user never labelled.
-
-    Two small indexed reads per chunk (candidate ids from the partial queue index, then
-    the user's labels among them) instead of one anti-join: PostgreSQL otherwise tends to
-    merge-join against every label of the gold set, ~150 ms at 200,000 labels.
-    """
-    last_id = 0
-    while True:
-        ids = list(candidates.filter(id__gt=last_id).order_by("id").values_list("id", flat=True)[:chunk])
-        if not ids:
-            return None
-        mine = set(Label.objects.filter(labeller=user, query_id__in=ids).order_by().values_list("query_id", flat=True))
-        for query_id in ids:
-            if query_id not in mine:
-                return Query.objects.select_related("warehouse").get(pk=query_id)
-        last_id, chunk = ids[-1], min(chunk * 4, 4096)
-
-
-def _my_current_labels(*, user, gold_set: GoldSet | None):
-    scope = Q(query__source=QuerySource.AUDIT)
-    if gold_set is not None:
-        scope |= Q(query__gold_set=gold_set)
-    return Label.objects.filter(scope, labeller=user, is_current=True)
-
-
-def queue_current_label(*, user, query: Query) -> Label | None:
-    return Label.objects.filter(query=query, labeller=user, is_current=True).first()
-
-
-def queue_previous_item(*, user, gold_set: GoldSet | None, query: Query | None) -> Query | None:
-    """Return the item the user labelled just before `query` (or their latest, if `query` is new)."""
-    labels = _my_current_labels(user=user, gold_set=gold_set)
-    mine = queue_current_label(user=user, query=query) if query else None
-    if mine is not None:
-        labels = labels.filter(Q(created_at__lt=mine.created_at) | Q(created_at=mine.created_at, id__lt=mine.id))
-    label = labels.exclude(query=query).order_by("-created_at", "-id").select_related("query").first()
-    return label.query if label else None
-
-
-def queue_following_item(*, user, gold_set: GoldSet | None, query: Query, order: str | None = None) -> Query | None:
-    """Return the item after `query` in the user's history, else the next unlabelled one."""
-    mine = queue_current_label(user=user, query=query)
-    if mine is not None:
-        later = (
-            _my_current_labels(user=user, gold_set=gold_set)
-            .filter(Q(created_at__gt=mine.created_at) | Q(created_at=mine.created_at, id__gt=mine.id))
-            .exclude(query=query)
-            .order_by("created_at", "id")
-            .select_related("query")
-            .first()
-        )
-        if later is not None:
-            return later.query
-        return queue_next_item(user=user, gold_set=gold_set, order=order)
-    return queue_next_item(user=user, gold_set=gold_set, after_id=query.pk, order=order)
-
-
-def queue_last_label(*, user, gold_set: GoldSet | None) -> Label | None:
-    """Return the user's most recent current manual label in this queue (what undo retracts)."""
-    return (
-        _my_current_labels(user=user, gold_set=gold_set)
-        .filter(source="manual")
-        .order_by("-created_at", "-id")
-        .select_related("query")
-        .first()
-    )
-
-
-def queue_progress(*, user, gold_set: GoldSet) -> dict:
-    total = Query.objects.filter(gold_set=gold_set).count()
-    mine = Label.objects.filter(query__gold_set=gold_set, labeller=user, is_current=True).count()
-    waiting = (
-        Query.objects.filter(gold_set=gold_set).filter(Q(label_count=0) | Q(label_count=1, wants_second_label=True))
-    ).count()
-    return {"total": total, "mine": mine, "waiting": waiting}
-
-
-# --- What the SQL touches ---------------------------------------------------------------
-
-
-def tables_in_sql(sql: str, dialect: str = "sqlite") -> list[str]:
-    """Return the base tables a SQL text reads (CTE names excluded), in order of appearance."""
-    try:
-        tree = sqlglot.parse_one(sql, read=sqlglot_dialect(dialect))
-    except SqlglotError:
-        return []
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    names: list[str] = []
-    for table in tree.find_all(exp.Table):
-        name = table.name
-        if name and name.lower() not in ctes and name not in names:
-            names.append(name)
-    return names
-
-
-def warehouse_columns(*, query: Query) -> dict[str, list[dict]] | None:
-    """Return {table: [{name, type, nullable}]} for the tables the query touches.
-
-    None when the query has no warehouse or the warehouse has no catalogue yet. A
-    table the catalogue does not know maps to [] (itself a hint: unknown object).
-    """
-    if query.warehouse_id is None:
-        return None
-    from probes.models import Catalogue  # probes is below labelling; imported lazily by design
-
-    catalogue = Catalogue.objects.filter(warehouse_id=query.warehouse_id).order_by("-version").first()
-    if catalogue is None:
-        return None
-    known = {name.lower(): spec for name, spec in (catalogue.snapshot or {}).get("tables", {}).items()}
-    return {
-        name: list((known.get(name.lower()) or {}).get("columns", []))
-        for name in tables_in_sql(query.sql, query.dialect)
-    }
 
 
 # --- Final labels ------------------------------------------------------------------------
@@ -245,7 +81,7 @@ def _resolve_by_majority(query_id: int, ratings: list[tuple[str, str]]) -> Final
     return FinalLabel(query_id, decision, error_class, "majority")
 
 
-def final_labels(*, gold_set: GoldSet, policy: str = ResolutionPolicy.MANUAL) -> Iterator[FinalLabel]:
+def final_label_list(*, gold_set: GoldSet, policy: str = ResolutionPolicy.MANUAL) -> Iterator[FinalLabel]:
     """Yield the final label of every labelled or adjudicated query in the gold set under `policy`.
 
     manual: the latest adjudication, else the label every decisive labeller agrees on.
@@ -280,7 +116,7 @@ def final_labels(*, gold_set: GoldSet, policy: str = ResolutionPolicy.MANUAL) ->
 # --- Agreement --------------------------------------------------------------------------
 
 
-def rating_category(decision: str, error_class: str) -> str:
+def _rating_category(decision: str, error_class: str) -> str:
     return f"wrong:{error_class}" if decision == LabelDecision.WRONG else decision
 
 
@@ -292,24 +128,24 @@ class RatingTable:
     raters: list[str] = field(default_factory=list)
 
 
-def agreement_ratings(*, gold_set: GoldSet, version: GoldSetVersion | None = None) -> RatingTable:
+def rating_table_get(*, gold_set: GoldSet, version: GoldSetVersion | None = None) -> RatingTable:
     """Load every multiply-rated item's current labels; an import without labeller is one rater.
 
     With `version`, only the items of that version and the items it left out count.
     """
     labels = Label.objects.filter(query__gold_set=gold_set, is_current=True, query__label_count__gte=2)
     if version is not None:
-        labels = labels.filter(query_id__in=version_query_ids(version=version))
+        labels = labels.filter(query_id__in=version_query_id_list(version=version))
     by_query: dict[int, dict[str, str]] = {}
     rows = labels.values_list("query_id", "labeller__username", "decision", "error_class").iterator(chunk_size=5000)
     for query_id, username, decision, error_class in rows:
-        by_query.setdefault(query_id, {})[username or IMPORT_RATER] = rating_category(decision, error_class)
+        by_query.setdefault(query_id, {})[username or IMPORT_RATER] = _rating_category(decision, error_class)
     ratings = {q: r for q, r in by_query.items() if len(r) >= 2}
     raters = sorted({rater for r in ratings.values() for rater in r})
     return RatingTable(ratings=ratings, raters=raters)
 
 
-def version_query_ids(*, version: GoldSetVersion) -> list[int]:
+def version_query_id_list(*, version: GoldSetVersion) -> list[int]:
     """Return the ids of a version's items and of the items it left out."""
     ids = set(GoldSetVersionItem.objects.filter(version=version).values_list("query_id", flat=True))
     left_out = [entry["id"] for entry in version.left_out or []]
@@ -320,7 +156,7 @@ def version_query_ids(*, version: GoldSetVersion) -> list[int]:
     return sorted(ids)
 
 
-def disagreeing_queries(*, table: RatingTable) -> list[int]:
+def disagreement_list(*, table: RatingTable) -> list[int]:
     return sorted(q for q, r in table.ratings.items() if len(set(r.values())) > 1)
 
 
@@ -381,7 +217,7 @@ class BrowseFilters:
         return {name: value for name, value in self.__dict__.items() if value}
 
 
-def version_items(*, version: GoldSetVersion, filters: BrowseFilters):
+def version_item_list(*, version: GoldSetVersion, filters: BrowseFilters):
     """Return the version's items matching the filters, with their query, in item order."""
     items = GoldSetVersionItem.objects.filter(version=version).select_related("query")
     if filters.search:
@@ -407,7 +243,7 @@ def version_items(*, version: GoldSetVersion, filters: BrowseFilters):
     return items.order_by("query_id")
 
 
-def item_details(*, query_ids: list[int]) -> dict[int, dict]:
+def item_details_get(*, query_ids: list[int]) -> dict[int, dict]:
     """Return {query id: {"labels": [...], "adjudications": [...]}}: every label, history included."""
     details = {query_id: {"labels": [], "adjudications": []} for query_id in query_ids}
     for label in (
@@ -423,14 +259,14 @@ def item_details(*, query_ids: list[int]) -> dict[int, dict]:
     return details
 
 
-def version_item_records(*, version: GoldSetVersion, filters: BrowseFilters, chunk: int = 1000) -> Iterator[dict]:
+def version_item_record_list(*, version: GoldSetVersion, filters: BrowseFilters, chunk: int = 1000) -> Iterator[dict]:
     """Yield the filtered items with every label and adjudication, as plain dicts (for export)."""
-    items = version_items(version=version, filters=filters)
+    items = version_item_list(version=version, filters=filters)
     for start in itertools.count(0, chunk):
         page = list(items[start : start + chunk])
         if not page:
             return
-        details = item_details(query_ids=[item.query_id for item in page])
+        details = item_details_get(query_ids=[item.query_id for item in page])
         for item in page:
             detail = details[item.query_id]
             yield {

@@ -1,7 +1,7 @@
 """Writes of the labelling app: queries, labels, adjudications, gold sets and versions.
 
-Every function here is keyword-only and atomic. Import and export of gold sets live in
-`labelling.goldset_io` and are re-exported here (`goldset_import`, `goldset_export`).
+Every function here is keyword-only. Import and export of gold sets live in
+`labelling.goldset_io` (`goldset_import`, `goldset_export`), which builds on these.
 """
 
 import hashlib
@@ -26,18 +26,19 @@ from labelling.models import (
     QuerySource,
     ResolutionPolicy,
 )
+from labelling.selectors import final_label_list
 from probes.fingerprint import sql_fingerprint
 
 ITEM_BATCH_SIZE = 2000
 
 
-def overlap_key_for(external_id: str) -> float:
+def overlap_key_draw(*, external_id: str) -> float:
     """Return a stable draw in [0, 1) for an item: the same item is always (not) overlapped."""
     digest = hashlib.sha256(external_id.encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def validate_decision(decision: str, error_class: str, *, allow_unsure: bool = True) -> None:
+def decision_validate(*, decision: str, error_class: str, allow_unsure: bool = True) -> None:
     """Raise ValidationError unless the decision and error class make a valid label."""
     allowed = set(LabelDecision.values) if allow_unsure else {LabelDecision.CORRECT, LabelDecision.WRONG}
     if decision not in allowed:
@@ -85,7 +86,7 @@ def query_create(
 ) -> Query:
     """Create a query with its normalised fingerprint and its overlap draw."""
     dialect = dialect or (warehouse.dialect if warehouse else "sqlite")
-    key = overlap_key_for(external_id)
+    key = overlap_key_draw(external_id=external_id)
     query = Query(
         question=question,
         sql=sql,
@@ -118,7 +119,7 @@ def label_create(
 ) -> Label:
     """Record a label; it supersedes the labeller's current one, which stays as history."""
     error_class = error_class or ""
-    validate_decision(decision, error_class)
+    decision_validate(decision=decision, error_class=error_class)
     previous = None
     if labeller is not None:
         previous = Label.objects.select_for_update().filter(query=query, labeller=labeller, is_current=True).first()
@@ -171,7 +172,7 @@ def adjudication_create(
 ) -> Adjudication:
     """Resolve a query's final label, recording who decided and why."""
     error_class = error_class or ""
-    validate_decision(decision, error_class, allow_unsure=False)
+    decision_validate(decision=decision, error_class=error_class, allow_unsure=False)
     if not reason.strip():
         raise ValidationError({"reason": "Say why: an adjudication without a reason cannot be reviewed."})
     return Adjudication.objects.create(
@@ -192,8 +193,6 @@ def goldset_publish(
     `unresolved_count`; the version records its policy and how many items each rule
     decided. Publishing never blocks on them.
     """
-    from labelling.selectors import final_labels
-
     if resolve not in ResolutionPolicy.values:
         raise ValidationError({"resolve": f"'{resolve}' is not one of {', '.join(ResolutionPolicy.values)}."})
     GoldSet.objects.select_for_update().filter(pk=gold_set.pk).first()
@@ -203,7 +202,7 @@ def goldset_publish(
     left_out: list[tuple[int, str]] = []
     batch: list[tuple] = []
     fields = ["version", "query", "decision", "error_class"]
-    for final in final_labels(gold_set=gold_set, policy=resolve):
+    for final in final_label_list(gold_set=gold_set, policy=resolve):
         if final.decision is None:
             counts["left_out"] += 1
             left_out.append((final.query_id, final.left_out_reason))
@@ -239,22 +238,3 @@ def query_fingerprint_fill(*, gold_set_id: int | None = None, limit: int = 500) 
         query.fingerprint = sql_fingerprint(query.sql, query.dialect)
     Query.objects.bulk_update(batch, ["fingerprint"])
     return len(batch)
-
-
-def goldset_import(*, path_or_file, gold_set_name: str, fmt: str | None = None, user=None, progress=None, **options):
-    """Import a JSONL or CSV gold set file in one transaction and publish a new version.
-
-    See `labelling.goldset_io.goldset_import` (options: create_labellers, positive_means, resolve).
-    """
-    from labelling.goldset_io import goldset_import as run_import
-
-    return run_import(
-        path_or_file=path_or_file, gold_set_name=gold_set_name, fmt=fmt, user=user, progress=progress, **options
-    )
-
-
-def goldset_export(*, version: GoldSetVersion, fmt: str, out) -> int:
-    """Write a version to `out` as JSONL or CSV; return the number of items written."""
-    from labelling.goldset_io import goldset_export as run_export
-
-    return run_export(version=version, fmt=fmt, out=out)

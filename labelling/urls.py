@@ -1,30 +1,36 @@
 from django.urls import path
 
-from labelling import audit_views, invariant_views, views
+from labelling import audit_views, export_views, invariant_views, queue_views, views
 
 app_name = "labelling"
 
 urlpatterns = [
     path("", views.index, name="index"),
     path("import/", views.goldset_import, name="import"),
-    path("queue/<slug:scope>/", views.queue, name="queue"),
-    path("queue/<slug:scope>/undo/", views.queue_undo, name="queue_undo"),
-    path("queue/<slug:scope>/item/<int:pk>/", views.queue_item, name="queue_item"),
-    path("queue/<slug:scope>/item/<int:pk>/label/", views.queue_label, name="queue_label"),
-    path("queue/<slug:scope>/item/<int:pk>/next/", views.queue_step, {"direction": "next"}, name="queue_next"),
-    path("queue/<slug:scope>/item/<int:pk>/prev/", views.queue_step, {"direction": "prev"}, name="queue_prev"),
+    path("queue/<slug:scope>/", queue_views.queue, name="queue"),
+    path("queue/<slug:scope>/undo/", queue_views.queue_undo, name="queue_undo"),
+    path("queue/<slug:scope>/item/<int:pk>/", queue_views.queue_item, name="queue_item"),
+    path("queue/<slug:scope>/item/<int:pk>/label/", queue_views.queue_label, name="queue_label"),
+    path("queue/<slug:scope>/item/<int:pk>/next/", queue_views.queue_step, {"direction": "next"}, name="queue_next"),
+    path("queue/<slug:scope>/item/<int:pk>/prev/", queue_views.queue_step, {"direction": "prev"}, name="queue_prev"),
+    path("queries/<int:pk>/preview/", queue_views.preview, name="preview"),
     path("queue/<slug:scope>/item/<int:pk>/invariants/", invariant_views.query_invariants, name="query_invariants"),
-    path("queries/<int:pk>/preview/", views.preview, name="preview"),
     path("queries/<int:pk>/adjudicate/", views.adjudicate, name="adjudicate"),
     path("goldsets/<slug:name>/", views.goldset_detail, name="goldset_detail"),
     path("goldsets/<slug:name>/publish/", views.goldset_publish, name="goldset_publish"),
     path("goldsets/<slug:name>/agreement/", views.agreement, name="agreement"),
-    path("goldsets/<slug:name>/agreement.<str:fmt>", views.agreement_export, name="agreement_export"),
-    path("goldsets/<slug:name>/disagreements.<str:fmt>", views.disagreements_export, name="disagreements_export"),
+    path("goldsets/<slug:name>/agreement.<str:fmt>", export_views.agreement_export, name="agreement_export"),
+    path(
+        "goldsets/<slug:name>/disagreements.<str:fmt>", export_views.disagreements_export, name="disagreements_export"
+    ),
     path("goldsets/<slug:name>/v<int:number>/", views.version_browse, name="version_browse"),
-    path("goldsets/<slug:name>/v<int:number>/items.<str:fmt>", views.version_items_export, name="version_items_export"),
+    path(
+        "goldsets/<slug:name>/v<int:number>/items.<str:fmt>",
+        export_views.version_items_export,
+        name="version_items_export",
+    ),
     path("goldsets/<slug:name>/v<int:number>/audit/", audit_views.version_audit, name="version_audit"),
     path("goldsets/<slug:name>/mutations/", audit_views.mutations_seed, name="mutations_seed"),
     path("goldsets/<slug:name>/diff/", views.version_diff, name="version_diff"),
-    path("versions/<int:pk>/export.<str:fmt>", views.version_export, name="version_export"),
+    path("versions/<int:pk>/export.<str:fmt>", export_views.version_export, name="version_export"),
 ]

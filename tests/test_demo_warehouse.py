@@ -4,11 +4,14 @@ import io
 import json
 import os
 import sqlite3
+import uuid
 from urllib.parse import urlsplit, urlunsplit
 
+import psycopg
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from psycopg import sql
 
 from probes.demo_warehouse import (
     ORDER_COUNT,
@@ -19,6 +22,7 @@ from probes.demo_warehouse import (
     table_checksums,
 )
 from probes.models import Warehouse
+from probes.role_check import postgres_role_check
 from tests.support.services import postgres_dsn, require_postgres_server
 
 # One per test process, named after it: a test here drops and rebuilds its tables, and a
@@ -32,7 +36,6 @@ def _drop_this_runs_warehouse_database():
     yield
     if not CREATED:
         return  # no test here reached PostgreSQL
-    import psycopg
 
     try:
         with psycopg.connect(postgres_dsn(), autocommit=True) as conn:
@@ -43,7 +46,6 @@ def _drop_this_runs_warehouse_database():
 
 def demo_postgres_dsn() -> str:
     """Return the DSN of this suite's own warehouse database, creating it when missing."""
-    import psycopg
 
     server = require_postgres_server()
     with psycopg.connect(server, autocommit=True) as conn:
@@ -206,10 +208,6 @@ def test_registering_keeps_the_other_warehouses_and_stores_no_dsn_in_the_databas
 @pytest.mark.django_db
 def test_load_demo_warehouse_with_a_dsn_builds_into_postgresql_and_registers_its_reader(isolated_var):
     dsn = demo_postgres_dsn()
-    import uuid
-
-    import psycopg
-    from psycopg import sql
 
     reader_role = f"demo_reader_{os.getpid()}_{uuid.uuid4().hex[:6]}"  # roles are cluster-wide: this run's own
     with psycopg.connect(dsn) as conn:
@@ -231,7 +229,6 @@ def test_load_demo_warehouse_with_a_dsn_builds_into_postgresql_and_registers_its
             reader.rollback()
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 reader.execute("CREATE TABLE pwned (x int)")
-        from probes.role_check import postgres_role_check
 
         assert postgres_role_check(registered).findings == []
     finally:
@@ -242,11 +239,6 @@ def test_load_demo_warehouse_with_a_dsn_builds_into_postgresql_and_registers_its
 
 
 def test_load_demo_warehouse_never_changes_an_existing_role_that_can_do_more_than_read(isolated_var, db):
-    import uuid
-
-    import psycopg
-    from psycopg import sql
-
     dsn = demo_postgres_dsn()
     role = f"demo_wide_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     with psycopg.connect(dsn, autocommit=True) as conn:

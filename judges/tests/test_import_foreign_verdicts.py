@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from judges.management.commands.import_verdicts import decision_from_text, judge_slug
 from judges.models import Judge, Verdict
 from judges.report import build_report
-from labelling.services import goldset_import
+from labelling.goldset_io import goldset_import
 
 pytestmark = pytest.mark.django_db
 

@@ -9,8 +9,9 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from labelling import views
+from labelling.goldset_io import goldset_import
 from labelling.models import GoldSetVersion, Query
-from labelling.services import adjudication_create, goldset_import, label_create
+from labelling.services import adjudication_create, goldset_publish, label_create
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +30,6 @@ def version(tmp_path, role_users):
     b3 = Query.objects.get(external_id="b3")
     adjudication_create(query=b3, adjudicator=role_users["ml_engineer"], decision="correct", reason="checked")
     label_create(query=b3, labeller=get_user_model().objects.get(username="bob"), decision="correct")
-    from labelling.services import goldset_publish
 
     return goldset_publish(gold_set=b3.gold_set, resolve="manual")
 

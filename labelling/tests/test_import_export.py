@@ -1,13 +1,20 @@
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from labelling.goldset_io import GoldImportError, goldset_export
+from labelling import demo, goldset_io, goldset_writer
+from labelling.demo import DEMO_GOLD_FILE
+from labelling.goldset_io import goldset_export, goldset_import
+from labelling.goldset_records import GoldImportError
 from labelling.models import GoldSet, Label, Query
-from labelling.services import goldset_import
+from labelling.tasks import query_fingerprint_fill
+from probes.fingerprint import sql_fingerprint
 from probes.models import Warehouse
 
 pytestmark = pytest.mark.django_db
@@ -139,8 +146,6 @@ def test_a_json_line_that_is_not_an_object_is_refused(setup, tmp_path):
 
 
 def test_a_clash_with_an_earlier_batch_is_found_and_nothing_written(setup, tmp_path, monkeypatch):
-    from labelling import goldset_io
-
     monkeypatch.setattr(goldset_io, "BATCH_SIZE", 2)
     records = [GOOD[0], GOOD[1], GOOD[2], dict(GOOD[0], label="wrong", error_class="syntax")]
     with pytest.raises(GoldImportError, match=r"^line 4: id 'a1' labelled twice by the import"):
@@ -216,9 +221,6 @@ def test_the_command_fails_with_the_line_and_writes_nothing(setup, tmp_path):
 @pytest.mark.slow
 def test_the_command_exits_non_zero_on_a_bad_file(tmp_path):
     """Run the real command in a process on a scratch database: exit status and message."""
-    import os
-    import subprocess
-    import sys
 
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{tmp_path / 'scratch.sqlite3'}"}
     manage = [sys.executable, "manage.py"]
@@ -239,11 +241,8 @@ def test_the_command_exits_non_zero_on_a_bad_file(tmp_path):
 def test_a_large_import_leaves_fingerprints_to_a_task_enqueued_on_commit(
     setup, tmp_path, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from labelling import goldset_io
-    from labelling.tasks import query_fingerprint_fill
-    from probes.fingerprint import sql_fingerprint
 
-    monkeypatch.setattr(goldset_io, "INLINE_FINGERPRINT_LIMIT", 1)
+    monkeypatch.setattr(goldset_writer, "INLINE_FINGERPRINT_LIMIT", 1)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         version = goldset_import(path_or_file=write_jsonl(tmp_path / "g.jsonl", GOOD), gold_set_name="big")
     assert len(callbacks) == 1
@@ -255,8 +254,6 @@ def test_a_large_import_leaves_fingerprints_to_a_task_enqueued_on_commit(
 
 
 def test_the_demo_step_imports_once_and_then_leaves_the_gold_set_alone(setup, tmp_path, monkeypatch):
-    from labelling import demo
-
     monkeypatch.setattr(demo, "DEMO_GOLD_FILE", write_jsonl(tmp_path / "demo_gold.jsonl", GOOD))
     out = io.StringIO()
     demo.demo_gold_load(out)
@@ -266,8 +263,6 @@ def test_the_demo_step_imports_once_and_then_leaves_the_gold_set_alone(setup, tm
 
 
 def test_the_committed_demo_gold_file_imports_cleanly(setup):
-    from labelling.demo import DEMO_GOLD_FILE
-
     version = goldset_import(path_or_file=DEMO_GOLD_FILE, gold_set_name="demo")
     lines = [json.loads(line) for line in DEMO_GOLD_FILE.read_text().splitlines() if line.strip()]
     assert version.items.count() == len(lines)

@@ -10,10 +10,12 @@ from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from sklearn.metrics import cohen_kappa_score
 
+from labelling import goldset_io
 from labelling.agreement_report import agreement_report
-from labelling.goldset_io import GoldImportError
+from labelling.goldset_io import goldset_import
+from labelling.goldset_records import GoldImportError
 from labelling.models import GoldSet, GoldSetVersion, Label, Query
-from labelling.services import goldset_import, goldset_publish
+from labelling.services import goldset_publish, label_create
 
 pytestmark = pytest.mark.django_db
 
@@ -92,8 +94,6 @@ def direct_fleiss(table):
 
 @pytest.fixture
 def imported(db, tmp_path, monkeypatch):
-    from labelling import goldset_io
-
     # Batches of 5 lines: an item's three labels straddle batch boundaries.
     monkeypatch.setattr(goldset_io, "BATCH_SIZE", 5)
     path = write_jsonl(tmp_path / "experts.jsonl", records())
@@ -109,7 +109,6 @@ def imported(db, tmp_path, monkeypatch):
     )
     gold_set = GoldSet.objects.get(name="experts")
     query = Query.objects.get(gold_set=gold_set, external_id="it-11")
-    from labelling.services import label_create
 
     label_create(query=query, labeller=get_user_model().objects.get(username="expert_c"), decision="unsure")
     return gold_set

@@ -1,21 +1,23 @@
-"""The preview panel's hook into probes.execution.run_readonly.
+"""The preview panel over probes.execution.run_readonly.
 
-Until probes provides that function, the panel says so. The second test installs a
-stand-in module with the agreed signature (run against an in-memory SQLite database) to
-exercise the panel's own logic: comparison, refusal and error display.
+Most tests put a stand-in with the same signature (run against an in-memory SQLite
+database) in place of run_readonly, to exercise the panel's own logic: comparison,
+refusal and error display.
 """
 
 import sqlite3
-import sys
 import time
-import types
 from dataclasses import dataclass
 
 import pytest
+from django.urls import reverse
 
+from labelling import preview as preview_module
 from labelling.preview import query_preview
 from labelling.tests import factories
+from probes.catalogue import catalogue_refresh
 from probes.models import Warehouse
+from probes.warehouses import dsn_env_var, warehouse_register
 
 pytestmark = pytest.mark.django_db
 
@@ -48,16 +50,7 @@ def stand_in_run_readonly(*, warehouse, sql, row_cap=None, timeout_s=None):
 
 @pytest.fixture
 def probes_execution(monkeypatch):
-    module = types.ModuleType("probes.execution")
-    module.run_readonly = stand_in_run_readonly
-    monkeypatch.setitem(sys.modules, "probes.execution", module)
-
-
-def test_without_the_probes_execution_path_there_is_no_preview(monkeypatch):
-    monkeypatch.setitem(sys.modules, "probes.execution", None)  # import fails as if absent
-    query = factories.query(warehouse=Warehouse.objects.create(name="w", dialect="sqlite"))
-    preview = query_preview(query=query)
-    assert not preview.available and "not installed" in preview.message
+    monkeypatch.setattr(preview_module, "run_readonly", stand_in_run_readonly)
 
 
 def test_the_suggestion_reports_a_match_regardless_of_order_and_case(probes_execution):
@@ -105,8 +98,6 @@ def test_without_reference_sql_only_the_first_rows_are_fetched(probes_execution)
 @pytest.fixture
 def real_warehouse(db, tmp_path, monkeypatch, settings):
     """A SQLite warehouse registered through probes, with its catalogue introspected."""
-    from probes.catalogue import catalogue_refresh
-    from probes.warehouses import dsn_env_var, warehouse_register
 
     settings.WAREHOUSES_FILE = tmp_path / "warehouses.json"
     path = tmp_path / "sales.sqlite3"
@@ -125,7 +116,6 @@ def real_warehouse(db, tmp_path, monkeypatch, settings):
 
 def test_with_the_real_read_only_path_a_missing_filter_is_suggested(real_warehouse, client, role_users):
     """probes.execution.run_readonly is wired in: the panel shows rows and the rung-6 difference."""
-    from django.urls import reverse
 
     gold_set = factories.gold_set(name="sales-gold")
     query = factories.query(

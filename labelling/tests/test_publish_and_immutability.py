@@ -1,5 +1,5 @@
 import pytest
-from django.core.management import call_command
+from django.core.management import call_command, get_commands
 from django.db import IntegrityError, connection, models, transaction
 
 from labelling.models import GoldSetVersion, GoldSetVersionItem, ImmutableVersionError
@@ -128,6 +128,4 @@ def test_reset_demo_empties_the_database_published_versions_included(transaction
 
 
 def test_manage_py_flush_is_djangos_own_command():
-    from django.core.management import get_commands
-
     assert get_commands()["flush"] == "django.core"

@@ -2,10 +2,11 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
-from labelling.models import Label, LabelSource, Query, QuerySource
+from labelling.models import Adjudication, Label, LabelSource, Query, QuerySource
 from labelling.services import label_create, label_undo, query_create
 from labelling.tests import factories
 from probes.fingerprint import sql_fingerprint
+from probes.models import Warehouse
 
 pytestmark = pytest.mark.django_db
 
@@ -19,8 +20,6 @@ def test_query_create_stores_the_normalised_fingerprint():
 
 
 def test_query_create_takes_the_dialect_from_the_warehouse():
-    from probes.models import Warehouse
-
     warehouse = Warehouse.objects.create(name="pg", dialect="postgres")
     query = query_create(question="q", sql="SELECT 1", external_id="x", warehouse=warehouse, source=QuerySource.LIVE)
     assert query.dialect == "postgres"
@@ -83,16 +82,12 @@ def test_the_database_refuses_two_current_labels_of_one_labeller(role_users):
 
 
 def test_the_database_refuses_an_adjudication_without_reason(role_users):
-    from labelling.models import Adjudication
-
     query = factories.query()
     with pytest.raises(IntegrityError):
         Adjudication.objects.create(query=query, adjudicator=role_users["admin"], decision="correct", reason="")
 
 
 def test_the_database_refuses_an_unsure_adjudication(role_users):
-    from labelling.models import Adjudication
-
     query = factories.query()
     with pytest.raises(IntegrityError):
         Adjudication.objects.create(query=query, adjudicator=role_users["admin"], decision="unsure", reason="hm")

@@ -1,8 +1,8 @@
 import pytest
 
 from labelling.models import QuerySource
-from labelling.selectors import queue_next_item
-from labelling.services import goldset_set_overlap, label_create, label_undo, overlap_key_for, query_create
+from labelling.queue_selectors import queue_item_get_following, queue_item_get_next
+from labelling.services import goldset_set_overlap, label_create, label_undo, overlap_key_draw, query_create
 from labelling.tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -12,28 +12,28 @@ def test_the_queue_gives_items_in_order_and_never_one_i_labelled(role_users):
     gold_set = factories.gold_set()
     first, second = factories.query(gold_set=gold_set), factories.query(gold_set=gold_set)
     me = role_users["labeller"]
-    assert queue_next_item(user=me, gold_set=gold_set) == first
+    assert queue_item_get_next(user=me, gold_set=gold_set) == first
     label = label_create(query=first, labeller=me, decision="correct")
-    assert queue_next_item(user=me, gold_set=gold_set) == second
+    assert queue_item_get_next(user=me, gold_set=gold_set) == second
     label_undo(label=label)  # even a retracted label means I have seen it
     label_create(query=second, labeller=me, decision="correct")
-    assert queue_next_item(user=me, gold_set=gold_set) is None
+    assert queue_item_get_next(user=me, gold_set=gold_set) is None
 
 
 def test_an_item_labelled_once_goes_to_nobody_else_unless_it_is_in_the_overlap(role_users):
     gold_set = factories.gold_set(overlap_share=0.0)
     query = factories.query(gold_set=gold_set)
     label_create(query=query, labeller=role_users["labeller"], decision="correct")
-    assert queue_next_item(user=role_users["admin"], gold_set=gold_set) is None
+    assert queue_item_get_next(user=role_users["admin"], gold_set=gold_set) is None
     goldset_set_overlap(gold_set=gold_set, overlap_share=1.0)
-    assert queue_next_item(user=role_users["admin"], gold_set=gold_set) == query
+    assert queue_item_get_next(user=role_users["admin"], gold_set=gold_set) == query
     label_create(query=query, labeller=role_users["admin"], decision="correct")
-    assert queue_next_item(user=role_users["analyst"], gold_set=gold_set) is None  # two labels are enough
+    assert queue_item_get_next(user=role_users["analyst"], gold_set=gold_set) is None  # two labels are enough
 
 
 def test_the_overlap_share_picks_a_stable_fraction_of_items():
-    keys = [overlap_key_for(f"item-{i}") for i in range(4000)]
-    assert keys == [overlap_key_for(f"item-{i}") for i in range(4000)]
+    keys = [overlap_key_draw(external_id=f"item-{i}") for i in range(4000)]
+    assert keys == [overlap_key_draw(external_id=f"item-{i}") for i in range(4000)]
     share = sum(k < 0.2 for k in keys) / len(keys)
     assert 0.17 < share < 0.23
 
@@ -56,20 +56,18 @@ def test_audit_samples_come_first_and_need_one_label(role_users):
     gold_set = factories.gold_set()
     factories.query(gold_set=gold_set)
     audit = query_create(question="live", sql="SELECT 2", external_id="live-1", source=QuerySource.AUDIT)
-    assert queue_next_item(user=role_users["labeller"], gold_set=gold_set) == audit
-    assert queue_next_item(user=role_users["labeller"], gold_set=None) == audit
+    assert queue_item_get_next(user=role_users["labeller"], gold_set=gold_set) == audit
+    assert queue_item_get_next(user=role_users["labeller"], gold_set=None) == audit
     label_create(query=audit, labeller=role_users["admin"], decision="correct")
-    assert queue_next_item(user=role_users["labeller"], gold_set=None) is None
+    assert queue_item_get_next(user=role_users["labeller"], gold_set=None) is None
 
 
 def test_next_on_an_unlabelled_item_skips_to_the_following_one_and_wraps(role_users):
-    from labelling.selectors import queue_following_item
-
     gold_set = factories.gold_set()
     first, second = factories.query(gold_set=gold_set), factories.query(gold_set=gold_set)
     me = role_users["labeller"]
-    assert queue_following_item(user=me, gold_set=gold_set, query=first) == second
-    assert queue_following_item(user=me, gold_set=gold_set, query=second) == first
+    assert queue_item_get_following(user=me, gold_set=gold_set, query=first) == second
+    assert queue_item_get_following(user=me, gold_set=gold_set, query=second) == first
 
 
 def test_the_queue_walks_past_many_items_i_labelled_that_still_want_a_second_label(role_users):
@@ -78,5 +76,5 @@ def test_the_queue_walks_past_many_items_i_labelled_that_still_want_a_second_lab
     me = role_users["labeller"]
     for query in items[:70]:
         label_create(query=query, labeller=me, decision="correct")
-    assert queue_next_item(user=me, gold_set=gold_set) == items[70]
-    assert queue_next_item(user=role_users["admin"], gold_set=gold_set) == items[0]
+    assert queue_item_get_next(user=me, gold_set=gold_set) == items[70]
+    assert queue_item_get_next(user=role_users["admin"], gold_set=gold_set) == items[0]

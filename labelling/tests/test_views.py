@@ -9,6 +9,7 @@ from django.urls import reverse
 from labelling.models import Adjudication, GoldSetVersion, Label, Query
 from labelling.services import goldset_publish, label_create
 from labelling.tests import factories
+from probes.models import Catalogue, Warehouse
 
 pytestmark = pytest.mark.django_db
 
@@ -162,8 +163,6 @@ def test_an_item_of_another_gold_set_is_not_in_this_queue(client, role_users):
 
 
 def test_the_item_page_highlights_sql_and_lists_catalogue_columns(client, role_users):
-    from probes.models import Catalogue, Warehouse
-
     warehouse = Warehouse.objects.create(name="demo", dialect="sqlite")
     Catalogue.objects.create(
         warehouse=warehouse,

@@ -28,14 +28,34 @@ import gc
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH_DIR = ROOT / "var" / "bench"
+import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
+
+# isort: split
+
+import django
+from django.core.management import call_command
+from django.db import transaction
+from django.db.models import Sum
+
+from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
+from judges.services import calibration_run_cancel, calibration_run_start, judge_create
+from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
+from tests.bench.calibration_processes import (
+    BENCH_DIR,
+    ROOT,
+    peak_rss_mb,
+    rss_mb,
+    start_simulator,
+    start_worker,
+    status_kb,
+    wait_until,
+)
+
 LATENCY_VERDICTS = 2000
 LATENCY_S = 0.2
 CONCURRENCY = 32
@@ -75,123 +95,12 @@ def run() -> list[dict]:
     return json.loads(lines[-1].removeprefix("BENCH "))
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_simulator(latency_ms: float) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "manage.py",
-            "simulate_vendor",
-            "--port",
-            str(port),
-            "--latency-ms",
-            str(latency_ms),
-            "--no-oracle",
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: _answers(url), 30, "the simulator to listen")
-    return process, url
-
-
-def _answers(url: str) -> bool:
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(url + "/health", timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-def wait_until(predicate, timeout: float, what: str, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(interval)
-    raise TimeoutError(f"timed out waiting for {what}")
-
-
-def start_worker(simulator_url: str, processes: int = 1) -> subprocess.Popen:
-    env = dict(os.environ, VENDOR_SIMULATOR_URL=simulator_url)
-    log = open(BENCH_DIR / "worker.log", "w")  # noqa: SIM115 - lives as long as the worker
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--loglevel=WARNING",
-            f"--concurrency={processes}",
-            "--pool=prefork",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-
-
-def peak_rss_mb(pid: int) -> float:
-    """Return the largest VmHWM (peak RSS) among a process and its children, in MB."""
-    pids = [pid]
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    if children.exists():
-        pids += [int(p) for p in children.read_text().split()]
-    peak = 0
-    for one in pids:
-        try:
-            for line in Path(f"/proc/{one}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peak = max(peak, int(line.split()[1]))
-        except FileNotFoundError:
-            continue
-    return peak / 1024
-
-
-def worker_pids(pid: int) -> list[int]:
-    children = Path(f"/proc/{pid}/task/{pid}/children")
-    return [pid, *(int(p) for p in children.read_text().split())] if children.exists() else [pid]
-
-
-def status_kb(pid: int, field: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except FileNotFoundError:
-        pass
-    return 0
-
-
-def rss_mb(pid: int) -> float:
-    """Return the largest current resident set (VmRSS) among a process and its children, in MB."""
-    return max(status_kb(one, "VmRSS") for one in worker_pids(pid)) / 1024
-
-
 def marker_for(i: int) -> str:
     return "wrong join_fanout" if i % 5 == 0 else "correct"
 
 
 def gold_set(name: str, items: int):
     """Create a gold-set version of `items` marked queries, in bulk, in one transaction."""
-    from django.db import transaction
-
-    from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
 
     batch = 5000
     with transaction.atomic():
@@ -224,8 +133,6 @@ def gold_set(name: str, items: int):
 
 
 def judge_version(name: str, model: str, backend: str = "anthropic", concurrency: int = CONCURRENCY):
-    from judges.services import judge_create
-
     return judge_create(
         name=name,
         backend=backend,
@@ -240,8 +147,6 @@ def judge_version(name: str, model: str, backend: str = "anthropic", concurrency
 
 def timed_run(gold_version, versions, repeats: int, worker, timeout: float) -> tuple[float, float]:
     """Start a run, wait for completion; return (seconds, worker peak RSS MB)."""
-    from judges.models import CalibrationRun, RunStatus
-    from judges.services import calibration_run_start
 
     started = time.monotonic()
     run = calibration_run_start(gold_set_version=gold_version, judge_versions=versions, repeats=repeats)
@@ -259,10 +164,7 @@ def timed_run(gold_version, versions, repeats: int, worker, timeout: float) -> t
 
 
 def child() -> list[dict]:
-    import django
-
     django.setup()
-    from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
     large_items = int(os.environ.get("BENCH_CALIBRATION_ITEMS", "100000"))
@@ -315,10 +217,6 @@ def child() -> list[dict]:
 
 def memory_run(worker, items: int) -> list[dict]:
     """Plan the full items x 3 x 3 run, stream it for a bounded window, measure, cancel."""
-    from django.db.models import Sum
-
-    from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
-    from judges.services import calibration_run_cancel, calibration_run_start
 
     window = float(os.environ.get("BENCH_CALIBRATION_MEMORY_SECONDS", "90"))
     started = time.monotonic()

@@ -11,33 +11,37 @@ import os
 import statistics
 import time
 from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
+
+# isort: split
+
+import django
+import psycopg
+from psycopg import sql as pg_sql
+
+from probes.catalogue import introspect_postgres
+from probes.demo_warehouse import build_demo_warehouse, create_reader_role
+from probes.execution import run_readonly
+from probes.fanout import detect_fanout
+from probes.models import Catalogue, Warehouse
 
 REPEATS = 5
 GOLD = Path(__file__).resolve().parents[2] / "labelling" / "data" / "demo_gold.jsonl"
 
 
 def _fresh_database(admin: str, name: str) -> str:
-    from urllib.parse import urlparse, urlunparse
-
-    import psycopg
-    from psycopg import sql
-
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        conn.execute(pg_sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(pg_sql.Identifier(name)))
+        conn.execute(pg_sql.SQL("CREATE DATABASE {}").format(pg_sql.Identifier(name)))
     return urlunparse(urlparse(admin)._replace(path="/" + name))
 
 
 def run() -> list[dict]:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
 
     django.setup()
-    from probes.catalogue import introspect_postgres
-    from probes.demo_warehouse import build_demo_warehouse, create_reader_role
-    from probes.execution import run_readonly
-    from probes.fanout import detect_fanout
-    from probes.models import Catalogue, Warehouse
 
     admin = os.environ.get("TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
     dsn = _fresh_database(admin, "probes_bench_demo")

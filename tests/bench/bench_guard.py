@@ -14,10 +14,26 @@ false-refusal rate on that correct SQL (target 0).
 """
 
 import contextlib
+import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
+
+import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
+
+# isort: split
+
+import django
+import sqlglot
+from sqlglot.errors import SqlglotError
+
+from probes import defog
+from probes.catalogue import introspect_sqlite
+from probes.guard import _parse_cached, guard_sql, parse_sql
+from probes.models import Catalogue
+from probes.tests import shop
+from probes.verifier import verify
 
 THREE_JOINS = (
     "SELECT c.name, o.status, SUM(oi.quantity * oi.unit_price) AS revenue, COUNT(DISTINCT s.shipment_id) AS shipments "
@@ -33,18 +49,11 @@ BASELINE_RATIO = 2.6  # guard_sql + verify / sqlglot parse on defog gold, before
 
 
 def _django():
-    import os
-
-    import django
-
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
 
 
 def _shop_catalogue() -> dict:
-    from probes.catalogue import introspect_sqlite
-    from probes.tests import shop
-
     with tempfile.TemporaryDirectory() as directory:
         return introspect_sqlite(shop.create_sqlite(Path(directory) / "shop.sqlite3"))
 
@@ -54,13 +63,6 @@ def _p50_ms(samples):
 
 
 def _defog_rows() -> list[dict]:
-    import sqlglot
-    from sqlglot.errors import SqlglotError
-
-    from probes import defog
-    from probes.guard import _parse_cached, guard_sql, parse_sql
-    from probes.verifier import verify
-
     if not defog.available():
         raise RuntimeError(f"defog data set not found at {defog.DEFOG_DIR}")
     queries = [(q.sql, "postgres") for q in defog.gold_queries("postgres")]
@@ -126,11 +128,6 @@ def _defog_rows() -> list[dict]:
 
 def run() -> list[dict]:
     _django()
-    import sqlglot
-
-    from probes.guard import _parse_cached, guard_sql
-    from probes.models import Catalogue
-    from probes.verifier import verify
 
     # An unsaved Catalogue, as callers pass one: its index is built once and kept on it.
     catalogue = Catalogue(version=1, snapshot=_shop_catalogue())

@@ -3,7 +3,7 @@
 - import of a 50,000-item JSONL file: seconds (target: well under a minute);
 - peak memory (max RSS of the importing process) at 10,000 and 50,000 items: the import
   streams, so the peak stays under 300 MB and does not grow with the file;
-- `queue_next_item` latency with 100,000 queries and 200,000 labels (target < 50 ms).
+- `queue_item_get_next` latency with 100,000 queries and 200,000 labels (target < 50 ms).
 
 Runs on its own scratch database (SQLite file under var/, or `<test name>_bench_labelling`
 on PostgreSQL), created and destroyed here. Run alone: `python -m tests.bench.bench_labelling`.
@@ -20,6 +20,20 @@ import tempfile
 import time
 from pathlib import Path
 
+import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
+
+# isort: split
+
+import django
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from labelling.goldset_io import goldset_import
+from labelling.models import GoldSet, Label, Query
+from labelling.queue_selectors import queue_item_get_next
+
 ROOT = Path(__file__).resolve().parents[2]
 # BENCH_LABELLING_SCALE=0.1 gives a quick smoke run of the same code.
 SCALE = float(os.environ.get("BENCH_LABELLING_SCALE", "1"))
@@ -35,8 +49,6 @@ TABLES = ["orders", "order_items", "customers", "products", "regions"]
 
 def _setup_django():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
-    from django.apps import apps
 
     if not apps.ready:
         django.setup()
@@ -69,7 +81,6 @@ def write_gold_file(path: Path, items: int, seed: int = 7) -> None:
 def _child_import(path: str, gold_set: str) -> None:
     """Run in a subprocess: import one file and print the elapsed seconds as JSON."""
     _setup_django()
-    from labelling.services import goldset_import
 
     started = time.perf_counter()
     version = goldset_import(path_or_file=path, gold_set_name=gold_set)
@@ -115,7 +126,6 @@ def _populate_queue(gold_set, labellers) -> None:
     has to look past many of "my" items. Counts are written at insert, as the services
     keep them, so the table holds no artificial dead row versions.
     """
-    from labelling.models import Label, Query
 
     rng = random.Random(11)
     batch = min(10_000, QUEUE_QUERIES)
@@ -150,19 +160,15 @@ def _populate_queue(gold_set, labellers) -> None:
 
 
 def _queue_latency(gold_set, me) -> tuple[float, float]:
-    from django.db import connection
-
-    from labelling.selectors import queue_next_item
-
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE labelling_query")
             cursor.execute("VACUUM ANALYZE labelling_label")
-    queue_next_item(user=me, gold_set=gold_set)  # warm the connection and caches
+    queue_item_get_next(user=me, gold_set=gold_set)  # warm the connection and caches
     samples = []
     for _ in range(LATENCY_SAMPLES):
         started = time.perf_counter()
-        item = queue_next_item(user=me, gold_set=gold_set)
+        item = queue_item_get_next(user=me, gold_set=gold_set)
         samples.append((time.perf_counter() - started) * 1000)
         assert item is not None
     samples.sort()
@@ -171,11 +177,6 @@ def _queue_latency(gold_set, me) -> tuple[float, float]:
 
 def run() -> list[dict]:
     _setup_django()
-    from django.conf import settings
-    from django.contrib.auth import get_user_model
-    from django.db import connection
-
-    from labelling.models import GoldSet
 
     test_settings = connection.settings_dict.setdefault("TEST", {})
     original_name = connection.settings_dict["NAME"]

@@ -19,6 +19,9 @@ import tempfile
 import time
 from io import StringIO
 
+import django
+from django.core.management import call_command
+
 REQUESTS = 10_000
 TARGET_SECONDS = 2.0
 ROUNDS = 3
@@ -57,8 +60,6 @@ def write_attempts(path: str, requests: int = REQUESTS) -> int:
 
 
 def run() -> list[dict]:
-    from django.core.management import call_command
-
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "attempts.jsonl")
         lines = write_attempts(path)
@@ -82,7 +83,6 @@ def run() -> list[dict]:
 
 if __name__ == "__main__":
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
 
     django.setup()
     for result in run():

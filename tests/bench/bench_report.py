@@ -20,11 +20,27 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
+
+# isort: split
+
+import django
+import numpy as np
+import psycopg
+from django.core.management import call_command
+from django.db import connection, transaction
+
+from judges.models import Backend, CalibrationRun, Judge, JudgeVersion, RunStatus, Verdict
+from judges.report import build_report, fetch_columns, selected_run_ids, verdict_rows_sql
+from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
 
 ROOT = Path(__file__).resolve().parents[2]
 JUDGES, REPEATS = 10, 5
@@ -42,7 +58,6 @@ TIMING_ROUNDS = 3
 
 def django_setup():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
 
     django.setup()
 
@@ -50,7 +65,6 @@ def django_setup():
 def phase_fill() -> dict:
     """Migrate the empty database and bulk-insert the benchmark's gold set and verdicts."""
     django_setup()
-    from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
@@ -59,12 +73,6 @@ def phase_fill() -> dict:
 
 
 def fill_database() -> None:
-    import numpy as np
-    from django.db import connection, transaction
-
-    from judges.models import Backend, CalibrationRun, Judge, JudgeVersion, RunStatus, Verdict
-    from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
-
     rng = np.random.default_rng(2026)
     now = "2026-01-01 00:00:00+00:00"
     with transaction.atomic():
@@ -124,7 +132,6 @@ def fill_database() -> None:
 
 def insert_rows(table: str, columns: str, rows: list[tuple]) -> None:
     """Insert many rows fast: COPY on PostgreSQL, executemany on SQLite."""
-    from django.db import connection
 
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -142,8 +149,6 @@ def fetch_rows_into_arrays(run_ids: list[int]):
     It uses the report's fetch path (chunked fetchmany → np.fromiter) and SQL text, so the
     ratio measures what the report adds to fetching, not a difference in what is fetched.
     """
-    from judges.models import CalibrationRun
-    from judges.report import fetch_columns, verdict_rows_sql
 
     max_judge_version_id = max(
         CalibrationRun.judge_versions.through.objects.filter(calibrationrun_id__in=run_ids).values_list(
@@ -155,17 +160,12 @@ def fetch_rows_into_arrays(run_ids: list[int]):
 
 
 def gold_set_version():
-    from labelling.models import GoldSetVersion
-
     return GoldSetVersion.objects.select_related("gold_set").get(gold_set__name=GOLD_SET, number=1)
 
 
 def phase_time() -> dict:
     """Time fetch and report alternately, TIMING_ROUNDS each; return the medians."""
     django_setup()
-    import statistics
-
-    from judges.report import build_report, selected_run_ids
 
     version = gold_set_version()
     run_ids = selected_run_ids(version)
@@ -185,10 +185,8 @@ def phase_time() -> dict:
 
 def phase_memory() -> dict:
     """Build the report once in a fresh process; return its peak resident memory."""
-    import resource
 
     django_setup()
-    from judges.report import build_report
 
     version = gold_set_version()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -248,8 +246,6 @@ def measure(backend: str, database_url: str) -> list[dict]:
 
 def postgres_reachable() -> bool:
     try:
-        import psycopg
-
         with psycopg.connect(PG_ADMIN_DSN, connect_timeout=3) as conn:
             conn.execute("SELECT 1")
         return True
@@ -258,8 +254,6 @@ def postgres_reachable() -> bool:
 
 
 def recreate_postgres_database(drop_only: bool = False) -> str:
-    import psycopg
-
     with psycopg.connect(PG_ADMIN_DSN, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {PG_DATABASE}")
         if not drop_only:

@@ -28,91 +28,35 @@ the simulated judges reject the wrong ones. Needs PostgreSQL at BENCH_POSTGRES_U
 Every request goes to 127.0.0.1 only.
 """
 
-import http.client
 import json
 import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import uuid
 from pathlib import Path
 
+from tests.bench.triage_stack import (
+    JUDGE_LATENCY_MS,
+    PORT,
+    bench_env,
+    purge_queues,
+    stack_prepare,
+    start_web,
+    start_worker,
+    stop,
+    wait_for_health,
+)
+
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
-DB_NAME = os.environ.get("BENCH_TRIAGE_DB", "triage_bench")
 # The ingestion ceiling must be at least this share of the bare JSON endpoint's ceiling.
 CEILING_RATIO_TARGET = 0.5
-PORT = int(os.environ.get("BENCH_TRIAGE_PORT", "8791"))
 CLIENTS = 32
 
-JUDGE_LATENCY_MS = 200
-SIMULATOR_PORT = int(os.environ.get("BENCH_TRIAGE_SIMULATOR_PORT", "8792"))
 DEMO_GOLD = ROOT / "labelling" / "data" / "demo_gold.jsonl"
-SETUP = """
-import sys
-from probes.models import Warehouse
-from triage.services import api_token_issue, policy_publish
-judges = []
-if "--judges" in sys.argv:
-    from judges.models import Judge, JudgeVersion
-    for name in ("bench-judge-a", "bench-judge-b"):
-        judge = Judge.objects.create(name=name)
-        judges.append(JudgeVersion.objects.create(
-            judge=judge, number=1, backend="anthropic", family="simulated", model="sim-bench",
-            config={"simulated": True, "timeout_s": 5.0, "concurrency": 8}, is_simulated=True,
-        ))
-# The whole pipeline: verifier, judges, the fan-out detector and its probes on the demo warehouse.
-policy_publish(changes={"run_verifier": True, "run_fanout_detector": True, "audit_share": 0.05},
-               judge_versions=judges)
-print(api_token_issue(client="bench", scopes=["ingest", "read"])[1])
-"""
-
-
-def _start_simulator(env: dict):
-    """Serve the judges' vendor simulator (200 ms, always right) in its own process, if it exists."""
-    import importlib.util
-    import socket
-
-    if importlib.util.find_spec("judges.management.commands.simulate_vendor") is None:
-        return None, None
-    config = Path(tempfile.mkdtemp()) / "sim.json"
-    model = {"family": "simulated", "catch_probability": 1.0, "false_reject_probability": 0.0, "flip_probability": 0.0}
-    config.write_text(json.dumps({"models": {"sim-bench": model}}))
-    port = SIMULATOR_PORT
-    process = subprocess.Popen(
-        [PY, "manage.py", "simulate_vendor", "--port", str(port), "--config", str(config), "--no-oracle"]
-        + ["--latency-ms", str(JUDGE_LATENCY_MS)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return process, f"http://127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("the vendor simulator did not start")
-
-
-def _env(pg_base: str, redis_url: str) -> dict:
-    env = dict(os.environ)
-    env.update(
-        {
-            # Persistent connections, as the settings keep them by default.
-            "DATABASE_URL": f"{pg_base}/{DB_NAME}",
-            "CELERY_BROKER_URL": redis_url,
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "CELERY_TASK_ALWAYS_EAGER": "false",
-            "LOG_LEVEL": "WARNING",
-        }
-    )
-    return env
 
 
 def _rss_kb(pid: int) -> int:
@@ -132,19 +76,6 @@ def _rss_kb(pid: int) -> int:
         except OSError:
             continue
     return total
-
-
-def _wait_for_health(deadline_s: float = 60) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", PORT, timeout=2)
-            conn.request("GET", "/health/")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError("gunicorn did not become healthy")
 
 
 def _load(token: str, seconds: float, clients: int, rate: float, get_path: str = "") -> dict:
@@ -216,78 +147,9 @@ def _growth(values: list[int]) -> float:
     return statistics.median(values[-quarter:]) / statistics.median(values[:quarter])
 
 
-def _purge_queue(env: dict) -> None:
-    """Drop tasks no worker took, so a later worker on this broker is not flooded."""
-    subprocess.run(
-        [PY, "-m", "celery", "-A", "config", "purge", "-f"], cwd=ROOT, env=env, capture_output=True, check=False
-    )
-
-
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
-
-
-def _prepare(env: dict, pg_base: str) -> tuple[str, subprocess.Popen | None]:
-    """A fresh database, the simulator and an API token; return the token and the simulator."""
-    subprocess.run(["dropdb", "-h", "127.0.0.1", "-U", "postgres", "--if-exists", DB_NAME], check=True)
-    subprocess.run(["createdb", "-h", "127.0.0.1", "-U", "postgres", DB_NAME], check=True)
-    subprocess.run([PY, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True)
-    # The demo warehouse in a scratch folder: the benchmark never touches the demo's own files.
-    scratch = Path(tempfile.mkdtemp(prefix="bench-triage-"))
-    env["WAREHOUSES_FILE"] = str(scratch / "warehouses.json")
-    manage = [PY, "manage.py"]
-    subprocess.run(
-        manage + ["load_demo_warehouse", "--path", str(scratch / "demo.sqlite3")],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
-    subprocess.run(manage + ["refresh_catalogue", "demo"], cwd=ROOT, env=env, check=True, capture_output=True)
-    _purge_queue(env)
-    simulator, simulator_url = _start_simulator(env)
-    if simulator_url:
-        env["VENDOR_SIMULATOR_URL"] = simulator_url
-    setup = SETUP.replace('"--judges" in sys.argv', "True" if simulator else "False")
-    out = subprocess.run(
-        [PY, "manage.py", "shell", "-c", setup], cwd=ROOT, env=env, capture_output=True, text=True, check=True
-    )
-    return out.stdout.strip().splitlines()[-1], simulator
-
-
-def _start_web(env: dict) -> subprocess.Popen:
-    return subprocess.Popen(
-        [PY, "-m", "gunicorn", "-c", "config/gunicorn.conf.py", "config.wsgi", "-b", f"127.0.0.1:{PORT}"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-def _start_worker(env: dict) -> subprocess.Popen:
-    # Processes, not threads, run the pipeline's tasks: its thirty-odd database round trips
-    # each wait for the GIL behind the other tasks' CPU work, which doubled a task's time
-    # under sixteen threads. Each process still calls its query's judges in parallel.
-    pool = os.environ.get("BENCH_TRIAGE_WORKER_POOL", "prefork")
-    concurrency = os.environ.get("BENCH_TRIAGE_WORKER_CONCURRENCY", "8")
-    command = [PY, "-m", "celery", "-A", "config", "worker", "--loglevel=WARNING", f"--pool={pool}"]
-    command += [f"--concurrency={concurrency}", "--without-gossip", "--without-mingle"]
-    return subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _stop(*processes) -> None:
-    for process in processes:
-        if process is not None:
-            process.terminate()
-    for process in processes:
-        if process is None:
-            continue
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def _ingestion_phase(token: str, seconds: float, rate: float, web: subprocess.Popen) -> list[dict]:
@@ -344,13 +206,13 @@ def _ingestion_phase(token: str, seconds: float, rate: float, web: subprocess.Po
 
 
 def _pipeline_phase(env: dict, token: str, seconds: float, rate: float, judged: bool) -> list[dict]:
-    worker = _start_worker(env)
+    worker = start_worker(env)
     try:
         _load(token, min(10.0, seconds / 4), 8, rate)  # warm-up: the worker boots and connects
         load, memory = _load_sampling_memory(token, seconds, 8, rate, worker.pid)
         decided, queued = _wait_for_decisions(env, load["ids"])
     finally:
-        _stop(worker)
+        stop(worker)
     target = (JUDGE_LATENCY_MS if judged else 0) + 150
     return [
         {
@@ -384,20 +246,20 @@ def run() -> list[dict]:
     phases = os.environ.get("BENCH_TRIAGE_PHASES", "ingestion,pipeline").split(",")
     pg_base = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432")
     redis_url = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/6")
-    env = _env(pg_base, redis_url)
-    token, simulator = _prepare(env, pg_base)
-    web = _start_web(env)
+    env = bench_env(pg_base, redis_url)
+    token, simulator = stack_prepare(env, pg_base)
+    web = start_web(env)
     try:
-        _wait_for_health()
+        wait_for_health()
         results = []
         if "ingestion" in phases:
             results += _ingestion_phase(token, seconds, rate, web)
-            _purge_queue(env)  # phase 1's posts were never meant to be judged
+            purge_queues(env)  # phase 1's posts were never meant to be judged
         if "pipeline" in phases:
             results += _pipeline_phase(env, token, seconds, pipeline_rate, judged=simulator is not None)
     finally:
-        _stop(web, simulator)
-        _purge_queue(env)
+        stop(web, simulator)
+        purge_queues(env)
     return results
 
 

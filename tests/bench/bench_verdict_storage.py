@@ -21,6 +21,25 @@ import sys
 import tempfile
 from pathlib import Path
 
+import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
+
+# isort: split
+
+import django
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
+
+from judges.backends import get_backend
+from judges.demo import register_simulated_judges
+from judges.models import CalibrationRun, Verdict
+from judges.services import prompt_prefix_ids
+from judges.simulator import Simulator, anthropic_message, parse_anthropic
+from labelling.demo import demo_gold_load
+from labelling.models import GoldSetVersion
+from probes.catalogue import catalogue_refresh
+from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
+
 ROOT = Path(__file__).resolve().parents[2]
 VERDICTS = 100_000
 REPEATS = 5
@@ -29,7 +48,6 @@ TARGET_EXTRA_BYTES = 2048
 
 def django_setup():
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
 
     django.setup()
 
@@ -37,19 +55,6 @@ def django_setup():
 def phase_fill(mode: str) -> dict:
     """Migrate the empty database and store VERDICTS verdicts, with (`traced`) or without the trace."""
     django_setup()
-    from django.conf import settings
-    from django.core.management import call_command
-    from django.db import connection
-
-    from judges.backends import get_backend
-    from judges.demo import register_simulated_judges
-    from judges.models import CalibrationRun, Verdict
-    from judges.services import prompt_prefix_ids
-    from judges.simulator import Simulator, anthropic_message, parse_anthropic
-    from labelling.demo import demo_gold_load
-    from labelling.models import GoldSetVersion
-    from probes.catalogue import catalogue_refresh
-    from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
 
     call_command("migrate", verbosity=0)
     warehouse_path = Path(settings.VAR_DIR) / "bench_demo_warehouse.sqlite3"

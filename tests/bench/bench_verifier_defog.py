@@ -8,17 +8,23 @@ rest, with EXPLAIN against each defog schema loaded in PostgreSQL (`probes_<db>`
 import os
 import time
 
+import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
+
+# isort: split
+
+import django
+
+from probes import defog
+from probes.catalogue import introspect_postgres
+from probes.demo_warehouse import create_reader_role
+from probes.models import Catalogue, Warehouse
+from probes.verifier import verify
+
 
 def run() -> list[dict]:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
 
     django.setup()
-    from probes import defog
-    from probes.catalogue import introspect_postgres
-    from probes.demo_warehouse import create_reader_role
-    from probes.models import Catalogue, Warehouse
-    from probes.verifier import verify
 
     admin = os.environ.get("TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
     if not defog.available():

@@ -17,6 +17,8 @@ import sys
 import traceback
 from pathlib import Path
 
+import django
+
 OPS = {"<=": operator.le, "<": operator.lt, ">=": operator.ge, ">": operator.gt}
 
 
@@ -54,7 +56,6 @@ def bench_modules(only: set[str] | None = None):
 
 def main(argv: list[str]) -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    import django
 
     django.setup()
     only = set(argv[1:]) or None

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 from django.db import connections
+from playwright.sync_api import sync_playwright
 
+from judges.management.commands.simulate_vendor import gold_label_oracle
+from judges.simulator import SimModel, Simulator, start_in_thread
+from labelling.demo import DEMO_GOLD_FILE
+from probes.catalogue import catalogue_refresh
+from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
+from tests.support.fixtures import WorkerProcess
 from tests.support.services import require
 
 CHROMIUM_ARGS = [
@@ -38,7 +45,6 @@ def chromium_path() -> str | None:
 def browser():
     path = chromium_path()
     require(path is not None, "Debian's Chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
@@ -85,8 +91,6 @@ def log_in(page, live_server, username, password="pw-for-tests"):
 @pytest.fixture
 def demo_warehouse(settings, tmp_path):
     """Build the demo warehouse into a temporary file, register it as `demo`, snapshot its catalogue."""
-    from probes.catalogue import catalogue_refresh
-    from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
 
     settings.WAREHOUSES_FILE = tmp_path / "warehouses.json"
     path = tmp_path / "demo_warehouse.sqlite3"
@@ -98,7 +102,6 @@ def demo_warehouse(settings, tmp_path):
 
 def demo_gold_slice(tmp_path, external_ids=None, count=None):
     """Write a slice of the demo gold file (by id, or the first `count` lines) and return its path."""
-    from labelling.demo import DEMO_GOLD_FILE
 
     lines = DEMO_GOLD_FILE.read_text().splitlines()
     if external_ids is not None:
@@ -114,8 +117,6 @@ def demo_gold_slice(tmp_path, external_ids=None, count=None):
 @pytest.fixture
 def journey_simulator(settings):
     """Serve the vendor simulator (with the gold-label oracle) on a free port, in a thread."""
-    from judges.management.commands.simulate_vendor import gold_label_oracle
-    from judges.simulator import SimModel, Simulator, start_in_thread
 
     models = {
         # Two simulated judges of one seed share blind spots, so the overlap heatmap has misses.
@@ -141,7 +142,6 @@ def journey_simulator(settings):
 @pytest.fixture
 def journey_worker(transactional_db, settings, demo_warehouse, journey_simulator):
     """A real Celery worker on the live server's database, the simulator and the journey's warehouses file."""
-    from tests.support.fixtures import WorkerProcess
 
     env = {"VENDOR_SIMULATOR_URL": journey_simulator.url, "WAREHOUSES_FILE": str(settings.WAREHOUSES_FILE)}
     worker = WorkerProcess(extra_env=env).start()

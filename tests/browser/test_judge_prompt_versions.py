@@ -6,7 +6,7 @@ import pytest
 from judges.demo import run_inline
 from judges.models import Judge, Verdict
 from judges.services import judge_create
-from labelling.services import goldset_import
+from labelling.goldset_io import goldset_import
 from tests.browser.conftest import demo_gold_slice, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -2,8 +2,9 @@
 
 import pytest
 
+from labelling.goldset_io import goldset_import
 from labelling.models import Label, LabelSource
-from labelling.services import goldset_import, goldset_set_overlap
+from labelling.services import goldset_set_overlap
 from tests.browser.conftest import assert_no_sideways_scroll, demo_gold_slice, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ import pytest
 from judges.models import CalibrationRun, Judge, RunStatus, Verdict
 from judges.report import build_report
 from judges.services import judge_create
-from labelling.services import goldset_import
+from labelling.goldset_io import goldset_import
 from tests.browser.conftest import SCREENSHOTS, assert_no_sideways_scroll, demo_gold_slice, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]

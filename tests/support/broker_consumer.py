@@ -17,13 +17,13 @@ from pathlib import Path
 
 import django
 
+from config.celery import app
 from tests.support.broker_tasks import RECORD_DELIVERY
 
 
 def main(name: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
-    from config.celery import app
 
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))

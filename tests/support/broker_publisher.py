@@ -10,13 +10,13 @@ import sys
 
 import django
 
+from config.celery import app
 from tests.support.broker_tasks import RECORD_DELIVERY
 
 
 def main(publisher: int, count: int) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
-    from config.celery import app
 
     with app.producer_or_acquire() as producer:
         for sequence in range(count):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group
+from django.core.cache import cache
 from django.db import connection
 
 from config.roles import ALL_ROLES, ensure_role_groups
@@ -22,7 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 def _empty_process_cache():
     """Start every test with an empty in-process cache: rows one test cached (tokens,
     warehouses) must not outlive the transaction that rolled them back."""
-    from django.core.cache import cache
 
     cache.clear()
 
@@ -64,9 +64,14 @@ def database_url_for_worker() -> str:
 
 
 class WorkerProcess:
-    """A real `celery worker` subprocess on the test database and the configured broker."""
+    """A real `celery worker` subprocess on the test database and the configured broker.
 
-    def __init__(self, extra_env=None, concurrency=2, *, app="config", extra_args=(), name="test"):
+    Like every worker started without `-Q`, it consumes every queue of CELERY_TASK_QUEUES.
+    `command` replaces the whole command line (e.g. `make run`'s own).
+    """
+
+    def __init__(self, extra_env=None, concurrency=2, *, app="config", extra_args=(), name="test", command=None):
+        self.command = command
         self.extra_env = extra_env or {}
         self.concurrency = concurrency
         self.app = app
@@ -102,27 +107,30 @@ class WorkerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log = open(self.log_path, "w")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                self.app,
-                "worker",
-                "--loglevel=INFO",
-                f"--concurrency={self.concurrency}",
-                "--pool=prefork",
-                "--without-gossip",
-                "--without-mingle",
-                f"--hostname={self.name}-{uuid.uuid4().hex[:6]}@%h",
-                *self.extra_args,
-            ],
+            self.command or self.default_command(),
             cwd=ROOT,
             env=self.env(),
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
         return self
+
+    def default_command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            self.app,
+            "worker",
+            "--loglevel=INFO",
+            f"--concurrency={self.concurrency}",
+            "--pool=prefork",
+            "--without-gossip",
+            "--without-mingle",
+            f"--hostname={self.name}-{uuid.uuid4().hex[:6]}@%h",
+            *self.extra_args,
+        ]
 
     def kill(self, sig=9):
         """Kill the worker and its pool children at once, as a crash would."""

@@ -7,7 +7,9 @@ a green CI must mean the test really ran against the real thing.
 import os
 import socket
 
+import psycopg
 import pytest
+import redis
 from django.conf import settings
 
 
@@ -46,8 +48,6 @@ def require_postgres_server() -> str:
     """Return a PostgreSQL DSN that answers, or skip/fail."""
     dsn = postgres_dsn()
     try:
-        import psycopg
-
         with psycopg.connect(dsn, connect_timeout=3) as conn:
             conn.execute("SELECT 1")
         ok = True
@@ -60,8 +60,6 @@ def require_postgres_server() -> str:
 def require_redis() -> str:
     url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
     try:
-        import redis
-
         redis.Redis.from_url(url, socket_connect_timeout=2).ping()
         ok = True
     except Exception:  # noqa: BLE001

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from config.celery import app
 from tests.support.brokers import CLOSED_PORT_BROKER, broker_at
@@ -25,10 +26,10 @@ from triage.tests import factories
 
 
 def broker_messages(wait_s: float = 0.5) -> list[tuple[str, list]]:
-    """Take every message off the default queue: (task name, its positional args)."""
+    """Take every message off the triage queue: (task name, its positional args)."""
     taken = []
     with app.connection_for_write() as connection:
-        simple = connection.SimpleQueue(app.conf.task_default_queue)
+        simple = connection.SimpleQueue(settings.APP_QUEUES["triage"])
         try:
             while True:
                 message = simple.get(block=True, timeout=wait_s)

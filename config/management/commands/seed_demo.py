@@ -9,6 +9,12 @@ from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
 from config.roles import ALL_ROLES, ensure_role_groups
+from judges import demo as judges_demo
+from labelling.demo import demo_gold_load
+from labelling.models import Query
+from probes.catalogue import catalogue_refresh
+from probes.demo_warehouse import DEMO_WAREHOUSE_NAME, build_demo_warehouse, register_demo_warehouse
+from triage.services import current_policy, live_queries_ingest, policy_publish
 
 DEMO_USERS = {role: f"demo-{role.replace('_', '-')}" for role in ALL_ROLES}
 
@@ -67,7 +73,6 @@ class Command(BaseCommand):
 
     def demo_steps(self):
         """Each app's demo loader, bottom to top: warehouse, gold set, judges, triage."""
-        from labelling.demo import demo_gold_load
 
         return [
             load_demo_warehouse,
@@ -80,9 +85,7 @@ class Command(BaseCommand):
 
 def run_demo_calibration(stdout):
     """Register the simulated judges and finish one calibration run, so the dashboard has data."""
-    from judges.demo import run_demo_calibration as run
-
-    run_ = run()
+    run_ = judges_demo.run_demo_calibration()
     if run_ is None:
         stdout.write("demo calibration: no demo gold set, skipped")
         return
@@ -91,15 +94,12 @@ def run_demo_calibration(stdout):
 
 def publish_demo_triage_policy(stdout):
     """Put the simulated judges on live traffic unless a policy already exists."""
-    from judges.demo import register_simulated_judges
-    from triage.services import current_policy, policy_publish
-
     if current_policy() is not None:
         stdout.write(f"triage policy: {current_policy()} already in force")
         return
     policy = policy_publish(
         changes={"flag_rule": "any", "audit_share": 0.1},
-        judge_versions=register_simulated_judges(),
+        judge_versions=judges_demo.register_simulated_judges(),
         note="Demo: simulated judges, any reject flags.",
     )
     stdout.write(f"triage policy: {policy} published")
@@ -107,9 +107,6 @@ def publish_demo_triage_policy(stdout):
 
 def load_demo_warehouse(stdout):
     """Build the demo warehouse once; later runs only re-register it."""
-    from probes.catalogue import catalogue_refresh
-    from probes.demo_warehouse import DEMO_WAREHOUSE_NAME, build_demo_warehouse, register_demo_warehouse
-
     path = settings.VAR_DIR / "demo_warehouse.sqlite3"
     if not path.exists():
         counts = build_demo_warehouse(str(path))
@@ -129,8 +126,6 @@ def ingest_demo_live_traffic(stdout):
     Ingested like any API post (idempotent on external id); the worker started by
     `make run` judges them with the simulated judges and probes.
     """
-    from labelling.models import Query
-    from triage.services import live_queries_ingest
 
     gold = Query.objects.filter(gold_set__name="demo").order_by("external_id")[:DEMO_LIVE_COUNT]
     rows = [

@@ -38,7 +38,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion, RunStatus, Verdict
-from labelling.goldset_io import check_storable_text, parse_json_line
+from labelling.goldset_records import check_storable_text, parse_json_line
 from labelling.models import GoldSet, GoldSetVersionItem
 
 # A line without a run label goes into this run, so the report (which reads runs) sees it.

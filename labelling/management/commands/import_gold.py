@@ -2,9 +2,9 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from labelling.goldset_io import GoldImportError
+from labelling.goldset_io import goldset_import
+from labelling.goldset_records import GoldImportError
 from labelling.models import LabelDecision, ResolutionPolicy
-from labelling.services import goldset_import
 
 
 class Command(BaseCommand):

@@ -1,0 +1,104 @@
+"""Downloads of the labelling app: versions, agreement figures, disagreements, browsed items."""
+
+from django.http import Http404, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+
+from config.exports import csv_response, json_response, records_csv_response
+from config.roles import ADMIN, LABELLER, ML_ENGINEER, role_required
+from labelling import selectors
+from labelling.agreement_report import agreement_report, agreement_rows, disagreement_rows
+from labelling.forms import BrowseForm
+from labelling.goldset_io import goldset_export_lines
+from labelling.models import GoldSetVersion
+from labelling.views import agreement_scope, frozen_version
+
+ITEM_COLUMNS = ["id", "question", "sql", "label", "error_class"]
+LABEL_COLUMNS = ["labeller", "labeller_label", "labeller_error_class", "label_source", "current", "labelled_at"]
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def version_export(request, pk, fmt):
+    """Download a version as JSONL or CSV, streamed."""
+    if fmt not in ("jsonl", "csv"):
+        raise Http404("Export as .jsonl or .csv.")
+    version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=pk, is_frozen=True)
+    content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
+    response = StreamingHttpResponse(
+        goldset_export_lines(version=version, fmt=fmt), content_type=f"{content_type}; charset=utf-8"
+    )
+    filename = f"{version.gold_set.name}-v{version.number}.{fmt}"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def agreement_export(request, name, fmt):
+    """Download the agreement figures (the same dict as `agreement_report --format json`)."""
+    gold_set, version = agreement_scope(request, name)
+    report = agreement_report(gold_set=gold_set, version=version)
+    stem = f"{gold_set.name}-agreement" + (f"-v{version.number}" if version else "")
+    if fmt == "json":
+        return json_response(f"{stem}.json", report)
+    if fmt == "csv":
+        return csv_response(f"{stem}.csv", *agreement_rows(report))
+    raise Http404("Export as .json or .csv.")
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def disagreements_export(request, name, fmt):
+    """Download the items whose labellers disagree, with their labels and adjudication."""
+    gold_set, version = agreement_scope(request, name)
+    records = [
+        {
+            "id": row["query"].external_id,
+            "question": row["query"].question,
+            "labels": dict(row["ratings"]),
+            "adjudication": (
+                f"{row['adjudication'].decision} {row['adjudication'].error_class}".strip()
+                if row["adjudication"]
+                else None
+            ),
+            "adjudication_reason": row["adjudication"].reason if row["adjudication"] else None,
+        }
+        for row in disagreement_rows(gold_set=gold_set, version=version)
+    ]
+    stem = f"{gold_set.name}-disagreements"
+    if fmt == "json":
+        return json_response(f"{stem}.json", records)
+    if fmt == "csv":
+        columns = ["id", "question", "labels", "adjudication", "adjudication_reason"]
+        return records_csv_response(f"{stem}.csv", columns, records)
+    raise Http404("Export as .json or .csv.")
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def version_items_export(request, name, number, fmt):
+    """Download the (filtered) items of a version with every label: JSON nested, CSV a row per label."""
+    version = frozen_version(name, number)
+    form = BrowseForm(request.GET or None)
+    filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
+    records = selectors.version_item_record_list(version=version, filters=filters)
+    stem = f"{version.gold_set.name}-v{version.number}-items"
+    if fmt == "json":
+        return json_response(f"{stem}.json", list(records))
+    if fmt != "csv":
+        raise Http404("Export as .json or .csv.")
+
+    def rows():
+        for record in records:
+            item = [record[name] for name in ITEM_COLUMNS]
+            for label in record["labels"] or [{}]:
+                yield [
+                    *item,
+                    label.get("labeller"),
+                    label.get("label"),
+                    label.get("error_class"),
+                    label.get("source"),
+                    label.get("current"),
+                    label.get("at"),
+                    "; ".join(
+                        f"{a['label']} {a['error_class'] or ''} by {a['adjudicator']}" for a in record["adjudications"]
+                    ),
+                ]
+
+    return csv_response(f"{stem}.csv", [*ITEM_COLUMNS, *LABEL_COLUMNS, "adjudications"], rows())

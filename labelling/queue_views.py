@@ -1,0 +1,135 @@
+"""Pages of the labeller's queue. HTTP only: role check, form, one service or selector, render."""
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from config.roles import ADMIN, LABELLER, ML_ENGINEER, role_required
+from labelling import queue_selectors, services
+from labelling.forms import InvariantsForm, LabelForm
+from labelling.models import ErrorClass, GoldSet, Query, QuerySource
+from labelling.preview import preview_query_for, query_preview
+from labelling.queue_orders import queue_order_choices, queue_order_from_request
+
+AUDIT_SCOPE = "audit"  # the queue of audit samples alone, outside any gold set
+# Keys 1..9, 0 pick an error class after `w`.
+ERROR_CLASS_KEYS = list(zip([*"123456789", "0"], ErrorClass.choices, strict=True))
+
+
+def _scope(scope: str) -> GoldSet | None:
+    return None if scope == AUDIT_SCOPE else get_object_or_404(GoldSet, name=scope)
+
+
+def _query_in_scope(gold_set: GoldSet | None, pk: int) -> Query:
+    query = get_object_or_404(Query.objects.select_related("warehouse"), pk=pk)
+    if query.source != QuerySource.AUDIT and (gold_set is None or query.gold_set_id != gold_set.pk):
+        raise Http404("This item is not in this queue.")
+    return query
+
+
+def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | None, status=200, invariants_form=None):
+    """Render the item page, or only its `item` partial for htmx (and point the URL at it)."""
+    context = {
+        "scope": scope,
+        "gold_set": gold_set,
+        "query": query,
+        "error_class_keys": ERROR_CLASS_KEYS,
+        "progress": queue_selectors.queue_progress_get(user=request.user, gold_set=gold_set) if gold_set else None,
+        "queue_order": queue_order_from_request(request),
+        "queue_orders": queue_order_choices(),
+    }
+    if query is not None:
+        context["my_label"] = queue_selectors.queue_label_get_current(user=request.user, query=query)
+        context["columns"] = queue_selectors.query_columns_get(query=query)
+        context["invariants_form"] = invariants_form or InvariantsForm(initial={"invariants": query.invariants or None})
+    template = "labelling/queue.html#item" if request.htmx else "labelling/queue.html"
+    response = render(request, template, context, status=status)
+    if request.htmx and query is not None:
+        response["HX-Push-Url"] = reverse("labelling:queue_item", args=[scope, query.pk])
+    elif request.htmx:
+        response["HX-Push-Url"] = reverse("labelling:queue", args=[scope])
+    return response
+
+
+@role_required(LABELLER)
+def queue(request, scope):
+    """Open the queue at the next item waiting for this labeller (or say that none is left)."""
+    gold_set = _scope(scope)
+    query = queue_selectors.queue_item_get_next(
+        user=request.user, gold_set=gold_set, order=queue_order_from_request(request)
+    )
+    if query is not None:
+        return redirect("labelling:queue_item", scope, query.pk)
+    return _render_item(request, scope, gold_set, None)
+
+
+@role_required(LABELLER)
+def queue_item(request, scope, pk):
+    """Show one item: question, highlighted SQL, the columns it touches, its preview panel."""
+    gold_set = _scope(scope)
+    return _render_item(request, scope, gold_set, _query_in_scope(gold_set, pk))
+
+
+@require_POST
+@role_required(LABELLER)
+def queue_label(request, scope, pk):
+    """Save the labeller's label on this item and move on to the next one."""
+    gold_set = _scope(scope)
+    query = _query_in_scope(gold_set, pk)
+    data = request.POST.copy()
+    if data.get("error_class") and not data.get("decision"):
+        # An error-class button submitted by the browser itself (htmx had not yet taken
+        # over the freshly swapped item, or scripts are off) names only the class.
+        data["decision"] = "wrong"
+    form = LabelForm(data)
+    if not form.is_valid():
+        return _render_item(request, scope, gold_set, query, status=422)
+    services.label_create(query=query, labeller=request.user, **form.cleaned_data)
+    following = queue_selectors.queue_item_get_following(
+        user=request.user, gold_set=gold_set, query=query, order=queue_order_from_request(request)
+    )
+    if not request.htmx:
+        return (
+            redirect("labelling:queue_item", scope, following.pk) if following else redirect("labelling:queue", scope)
+        )
+    return _render_item(request, scope, gold_set, following)
+
+
+@role_required(LABELLER)
+def queue_step(request, scope, pk, direction):
+    """Go to the previous item (k) or the next one (j) in the labeller's history."""
+    gold_set = _scope(scope)
+    query = _query_in_scope(gold_set, pk)
+    if direction == "prev":
+        target = queue_selectors.queue_item_get_previous(user=request.user, gold_set=gold_set, query=query) or query
+    else:
+        target = queue_selectors.queue_item_get_following(
+            user=request.user, gold_set=gold_set, query=query, order=queue_order_from_request(request)
+        )
+    if not request.htmx:
+        return redirect("labelling:queue_item", scope, target.pk) if target else redirect("labelling:queue", scope)
+    return _render_item(request, scope, gold_set, target)
+
+
+@require_POST
+@role_required(LABELLER)
+def queue_undo(request, scope):
+    """Retract the labeller's last label in this queue and return to that item."""
+    gold_set = _scope(scope)
+    last = queue_selectors.queue_label_get_last(user=request.user, gold_set=gold_set)
+    if last is None:
+        messages.info(request, "Nothing to undo.")
+        return redirect("labelling:queue", scope)
+    services.label_undo(label=last)
+    if not request.htmx:
+        return redirect("labelling:queue_item", scope, last.query_id)
+    return _render_item(request, scope, gold_set, last.query)
+
+
+@role_required(LABELLER, ML_ENGINEER, ADMIN)
+def preview(request, pk):
+    """Run the item (and its reference SQL) read-only and show the first rows and the comparison."""
+    query = preview_query_for(user=request.user, pk=pk)
+    return render(request, "labelling/preview.html", {"query": query, "preview": query_preview(query=query)})

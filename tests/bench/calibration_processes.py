@@ -1,0 +1,122 @@
+"""The processes `bench_calibration` measures: the vendor simulator, a Celery worker, their memory.
+
+Memory is read from /proc (Linux): VmRSS now and VmHWM (the peak) of a process and its
+pool children.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_DIR = ROOT / "var" / "bench"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_simulator(latency_ms: float) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "manage.py",
+            "simulate_vendor",
+            "--port",
+            str(port),
+            "--latency-ms",
+            str(latency_ms),
+            "--no-oracle",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    wait_until(lambda: answers_health(url), 30, "the simulator to listen")
+    return process, url
+
+
+def answers_health(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/health", timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def wait_until(predicate, timeout: float, what: str, interval: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise TimeoutError(f"timed out waiting for {what}")
+
+
+def start_worker(simulator_url: str, processes: int = 1) -> subprocess.Popen:
+    env = dict(os.environ, VENDOR_SIMULATOR_URL=simulator_url)
+    log = open(BENCH_DIR / "worker.log", "w")  # noqa: SIM115 - lives as long as the worker
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel=WARNING",
+            f"--concurrency={processes}",
+            "--pool=prefork",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Return the largest VmHWM (peak RSS) among a process and its children, in MB."""
+    pids = [pid]
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if children.exists():
+        pids += [int(p) for p in children.read_text().split()]
+    peak = 0
+    for one in pids:
+        try:
+            for line in Path(f"/proc/{one}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]))
+        except FileNotFoundError:
+            continue
+    return peak / 1024
+
+
+def worker_pids(pid: int) -> list[int]:
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    return [pid, *(int(p) for p in children.read_text().split())] if children.exists() else [pid]
+
+
+def status_kb(pid: int, field: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except FileNotFoundError:
+        pass
+    return 0
+
+
+def rss_mb(pid: int) -> float:
+    """Return the largest current resident set (VmRSS) among a process and its children, in MB."""
+    return max(status_kb(one, "VmRSS") for one in worker_pids(pid)) / 1024
