@@ -3,7 +3,7 @@
 import pytest
 
 from labelling.demo import DEMO_GOLD_FILE
-from labelling.services import goldset_import
+from labelling.goldset_io import goldset_import
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import DEMO_WAREHOUSE_NAME, build_demo_warehouse
 from probes.warehouses import dsn_env_var, warehouse_register
