@@ -309,12 +309,6 @@ def schema_slice(*, catalogue: Catalogue | None, sql: str, dialect: str, token_b
     )
 
 
-def latest_catalogue(warehouse_id: int | None) -> Catalogue | None:
-    if warehouse_id is None:
-        return None
-    return Catalogue.objects.select_related("warehouse").filter(warehouse_id=warehouse_id).order_by("-version").first()
-
-
 # --- sample values, read at catalogue refresh -------------------------------------------------------
 
 

@@ -11,18 +11,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from probes.demo_warehouse import reader_dsn
-from probes.execution import (
-    SQLITE_MAX_COMPOUND_SELECT,
-    SQLITE_MAX_EXPR_DEPTH,
-    Watchdog,
-    backend_gone,
-    execute_on_dsn,
-    limit_sqlite,
-    run_readonly,
-)
+from probes.execution import execute_on_dsn, run_readonly
+from probes.postgres_cancel import Watchdog, backend_gone
+from probes.sqlite_runner import SQLITE_MAX_COMPOUND_SELECT, SQLITE_MAX_EXPR_DEPTH, limit_sqlite
 from probes.models import Warehouse
 from probes.role_check import UnsafeWarehouseRole
-from probes.selectors import latest_catalogue
+from probes.selectors import catalogue_get_latest
 from probes.tests.conftest import unique_name
 from probes.warehouses import dsn_env_var, open_postgres, warehouse_register
 
@@ -319,7 +313,7 @@ def make_role(shop_postgres):
 
 
 def test_the_reader_role_passes_the_check_and_is_stored_on_the_catalogue(shop_postgres):
-    check = latest_catalogue(shop_postgres).role_check
+    check = catalogue_get_latest(warehouse_id=shop_postgres.pk).role_check
     assert check["safe"] and check["findings"] == [] and check["applicable"]
     assert check["login_role"] == reader_role_of(shop_postgres)
 
@@ -370,11 +364,13 @@ def test_a_failing_check_at_refresh_is_stored_and_stops_every_model_run(shop_pos
     monkeypatch.setenv(dsn_env_var("shop-pg"), make_role("ALTER ROLE {role} CREATEDB"))
     with pytest.raises(UnsafeWarehouseRole, match="CREATEDB"):
         catalogue_refresh(warehouse=shop_postgres)
-    stored = latest_catalogue(shop_postgres).role_check
+    stored = catalogue_get_latest(warehouse_id=shop_postgres.pk).role_check
     assert not stored["safe"] and any("CREATEDB" in f for f in stored["findings"])
     refused = run_readonly(warehouse=shop_postgres, sql="SELECT count(*) FROM orders")
     assert not refused.allowed and not refused.executed and "CREATEDB" in refused.reason
-    verdict = verify("SELECT count(*) FROM orders", latest_catalogue(shop_postgres), warehouse=shop_postgres)
+    verdict = verify(
+        "SELECT count(*) FROM orders", catalogue_get_latest(warehouse_id=shop_postgres.pk), warehouse=shop_postgres
+    )
     assert verdict.failure_class == "transport" and "CREATEDB" in verdict.message
 
 
