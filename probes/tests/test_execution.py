@@ -12,11 +12,11 @@ from django.core.management.base import CommandError
 
 from probes.demo_warehouse import reader_dsn
 from probes.execution import execute_on_dsn, run_readonly
-from probes.postgres_cancel import Watchdog, backend_gone
-from probes.sqlite_runner import SQLITE_MAX_COMPOUND_SELECT, SQLITE_MAX_EXPR_DEPTH, limit_sqlite
 from probes.models import Warehouse
+from probes.postgres_cancel import Watchdog, backend_gone
 from probes.role_check import UnsafeWarehouseRole
 from probes.selectors import catalogue_get_latest
+from probes.sqlite_runner import SQLITE_MAX_COMPOUND_SELECT, SQLITE_MAX_EXPR_DEPTH, limit_sqlite
 from probes.tests.conftest import unique_name
 from probes.warehouses import dsn_env_var, open_postgres, warehouse_register
 
