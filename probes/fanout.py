@@ -21,13 +21,13 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from probes.catalogue_index import CatalogueIndex, TableInfo, catalogue_index
 from probes.execution import run_readonly
 from probes.fingerprint import sqlglot_dialect
 from probes.guard import parse_sql
 from probes.hypotheses import JoinFanoutHypothesis
 from probes.models import Catalogue, ProbeOutcome, ProbeRun, Warehouse
 from probes.selectors import catalogue_get_latest
-from probes.verifier import CatalogueIndex, TableInfo, catalogue_index
 
 MEASURE_TYPES = (exp.Sum, exp.Avg, exp.Count)
 

@@ -7,7 +7,8 @@ from django.core.management import call_command
 
 from probes.models import Warehouse
 from probes.selectors import catalogue_get_latest
-from probes.verifier import VERIFIER_VERSION, verify
+from probes.verifier import verify
+from probes.verifier_result import VERIFIER_VERSION
 
 
 def check(warehouse, sql, **rules):
