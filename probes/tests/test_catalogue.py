@@ -10,6 +10,7 @@ from django.db import IntegrityError
 from probes.catalogue import catalogue_refresh
 from probes.models import Catalogue
 from probes.selectors import catalogue_get_latest
+from probes.tests.conftest import register
 
 
 def check_shop_snapshot(snapshot):
@@ -76,7 +77,6 @@ def test_a_catalogue_version_starts_at_one(shop_sqlite):
 
 
 def test_the_defog_schemas_introspect_on_postgres(db, defog_postgres_dsns, monkeypatch):
-    from probes.tests.conftest import register
 
     warehouse = register(monkeypatch, "defog-ewallet", "postgres", defog_postgres_dsns["ewallet"])
     tables = catalogue_get_latest(warehouse_id=warehouse.pk).snapshot["tables"]

@@ -5,8 +5,11 @@ import json
 import os
 import uuid
 from pathlib import Path
+from urllib.parse import urlparse, urlunparse
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from probes.demo_warehouse import build_demo_warehouse, create_reader_role
 from probes.fanout import check_fanout, detect_fanout
@@ -40,14 +43,11 @@ def demo_sqlite(db, demo_sqlite_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def demo_postgres_dsn():
-    import psycopg
-    from psycopg import sql
 
     admin = require_postgres_server()
     name = f"probes_demo_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    from urllib.parse import urlparse, urlunparse
 
     dsn = urlunparse(urlparse(admin)._replace(path="/" + name))
     build_demo_warehouse(dsn)
