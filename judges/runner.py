@@ -26,7 +26,7 @@ from django.utils import timezone
 from judges.backends import VerdictResult, get_backend
 from judges.models import CalibrationRun, ChunkStatus, Decision, RunChunk, RunStatus, Verdict
 from judges.services import prompt_prefix_ids
-from probes.schema_slice import latest_catalogue
+from probes.selectors import catalogue_get_latest
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ def chunk_queries(chunk: RunChunk, skip_ids: set):
         if item.query_id not in skip_ids:
             query = item.query
             if query.warehouse_id not in catalogues:
-                catalogues[query.warehouse_id] = latest_catalogue(query.warehouse_id)
+                catalogues[query.warehouse_id] = catalogue_get_latest(warehouse_id=query.warehouse_id)
             query.judge_catalogue = catalogues[query.warehouse_id]
             yield query
 

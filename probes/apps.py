@@ -7,8 +7,9 @@ class ProbesConfig(AppConfig):
     name = "probes"
 
     def ready(self):
-        from probes.models import Warehouse
-        from probes.selectors import forget_warehouse
+        # Models and the modules that import them can only load once the app registry is ready.
+        from probes.models import Warehouse  # noqa: PLC0415 — app loading: models are not ready at import
+        from probes.signals import forget_warehouse  # noqa: PLC0415 — app loading: imports probes.models
 
         post_save.connect(forget_warehouse, sender=Warehouse, dispatch_uid="probes-forget-warehouse-save")
         post_delete.connect(forget_warehouse, sender=Warehouse, dispatch_uid="probes-forget-warehouse-delete")

@@ -8,8 +8,9 @@ PostgreSQL tables outside `public` are named `schema.table`.
 
 from django.conf import settings
 from django.db import transaction
+from psycopg import sql as pgsql
 
-from probes import schema_slice
+from probes.catalogue_samples import snapshot_add_samples
 from probes.models import Catalogue, Dialect, Warehouse
 from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable, postgres_role_check
 from probes.warehouses import open_postgres, open_sqlite_readonly, warehouse_dsn
@@ -146,8 +147,6 @@ def introspect_postgres(dsn: str) -> dict:
             # Never-analysed tables report -1 tuples: count them (under the statement timeout).
             for entry in tables.values():
                 if entry["row_estimate"] in (None, 0) and entry["kind"] == "table":
-                    from psycopg import sql as pgsql
-
                     query = pgsql.SQL("SELECT COUNT(*) FROM {}.{}").format(
                         pgsql.Identifier(entry["_schema"]), pgsql.Identifier(entry["_name"])
                     )
@@ -184,7 +183,7 @@ def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
     `WAREHOUSE_ALLOW_UNSAFE_ROLE` is set.
     """
     snapshot = introspect(warehouse)
-    snapshot = schema_slice.snapshot_add_samples(warehouse=warehouse, snapshot=snapshot)  # for the judges' schema slice
+    snapshot = snapshot_add_samples(warehouse=warehouse, snapshot=snapshot)  # for the judges' schema slice
     role_check = warehouse_role_check(warehouse)
     catalogue = _store_catalogue(warehouse, snapshot, role_check)
     if role_check.get("applicable") and not role_check.get("safe") and not settings.WAREHOUSE_ALLOW_UNSAFE_ROLE:

@@ -13,8 +13,11 @@ import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse, urlunparse
 
+import psycopg
 import sqlglot
+from psycopg import sql as pgsql
 from sqlglot.errors import SqlglotError
 
 DEFOG_DIR = Path(os.environ.get("DOCKET_DEFOG_DIR", "/work/shared/data/defog"))
@@ -120,9 +123,6 @@ def gold_queries(dialect: str = "postgres") -> list[GoldQuery]:
 
 def load_postgres(db: str, admin_dsn: str, prefix: str = "probes_") -> str:
     """Create (or reuse, if the schema file is unchanged) database `<prefix><db>`; return its DSN."""
-    import psycopg
-    from psycopg import sql as pgsql
-
     name = f"{prefix}{db}"
     marker = f"docket defog {schema_digest(db)}"
     with psycopg.connect(admin_dsn, autocommit=True) as admin:
@@ -143,7 +143,6 @@ def load_postgres(db: str, admin_dsn: str, prefix: str = "probes_") -> str:
 
 
 def _dsn_with_database(dsn: str, database: str) -> str:
-    from urllib.parse import urlparse, urlunparse
 
     parts = urlparse(dsn)
     return urlunparse(parts._replace(path="/" + database))

@@ -16,6 +16,7 @@ Rows are generated from a fixed seed with a private ``random.Random`` and fixed 
 every build, on SQLite or PostgreSQL, holds exactly the same rows.
 """
 
+import hashlib
 import json
 import random
 import secrets
@@ -24,6 +25,13 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from urllib.parse import quote, urlparse, urlunparse
+
+import psycopg
+from django.conf import settings
+from psycopg import sql
+
+from probes.models import Dialect, Warehouse
+from probes.warehouses import warehouse_role_check_or_refuse, write_secrets_file
 
 DEMO_WAREHOUSE_NAME = "demo"
 DEMO_SEED = 20240601
@@ -283,8 +291,6 @@ def sqlite_path(target) -> Path:
 def connect_demo_warehouse(target):
     """Open a DB-API connection to a SQLite path/DSN or a PostgreSQL DSN."""
     if is_postgres_target(target):
-        import psycopg
-
         return psycopg.connect(str(target))
     return sqlite3.connect(sqlite_path(target))
 
@@ -364,9 +370,6 @@ def create_reader_role(admin_dsn: str, *, role: str = READER_ROLE, tables=TABLES
     given tables only (`tables=None`: every table of every schema); CREATE on `public` is taken
     from PUBLIC (the default before PostgreSQL 15), so the reader passes `probes.role_check`.
     """
-    import psycopg
-    from psycopg import sql
-
     password = password or secrets.token_urlsafe(24)
     attributes = sql.SQL("LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD {}").format(
         sql.Literal(password)
@@ -411,11 +414,6 @@ def register_demo_warehouse(path_or_dsn):
     never into the database. A PostgreSQL DSN must be a read-only login role (the reader
     from `create_reader_role`): any other is refused by `probes.role_check`.
     """
-    from django.conf import settings
-
-    from probes.models import Dialect, Warehouse
-    from probes.warehouses import warehouse_role_check_or_refuse, write_secrets_file
-
     dsn = demo_warehouse_dsn(path_or_dsn)
     dialect = Dialect.POSTGRES if is_postgres_target(dsn) else Dialect.SQLITE
     warehouse_role_check_or_refuse(dialect=dialect, dsn=dsn)
@@ -463,8 +461,6 @@ def _sort_key(row):
 
 def table_checksums(target) -> dict[str, str]:
     """Return a SHA-256 of each demo table's rows in primary-key order, comparable across engines."""
-    import hashlib
-
     conn = connect_demo_warehouse(target)
     try:
         checksums = {}

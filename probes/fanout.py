@@ -21,13 +21,13 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
+from probes.catalogue_index import CatalogueIndex, TableInfo, catalogue_index
 from probes.execution import run_readonly
 from probes.fingerprint import sqlglot_dialect
 from probes.guard import parse_sql
 from probes.hypotheses import JoinFanoutHypothesis
 from probes.models import Catalogue, ProbeOutcome, ProbeRun, Warehouse
-from probes.selectors import latest_catalogue
-from probes.verifier import CatalogueIndex, TableInfo, catalogue_index
+from probes.selectors import catalogue_get_latest
 
 MEASURE_TYPES = (exp.Sum, exp.Avg, exp.Count)
 
@@ -284,7 +284,7 @@ def _figures(result) -> tuple[int, int] | None:
 @transaction.atomic
 def check_fanout(*, hypothesis: JoinFanoutHypothesis, warehouse: Warehouse, subject_fingerprint: str = "") -> ProbeRun:
     """Run the hypothesis's probe read-only and store the outcome; never confirm on a fault."""
-    catalogue = latest_catalogue(warehouse)
+    catalogue = catalogue_get_latest(warehouse_id=warehouse.pk)
     run = ProbeRun(
         warehouse=warehouse,
         kind="fanout",
@@ -336,7 +336,7 @@ def check_fanout(*, hypothesis: JoinFanoutHypothesis, warehouse: Warehouse, subj
 
 def fanout_probe(*, sql: str, warehouse: Warehouse, subject_fingerprint: str = "") -> ProbeRun:
     """Detect fan-out in a SQL text against the latest catalogue and probe it (one call)."""
-    catalogue = latest_catalogue(warehouse)
+    catalogue = catalogue_get_latest(warehouse_id=warehouse.pk)
     if catalogue is None:
         hypothesis = JoinFanoutHypothesis.not_suspected()
     else:

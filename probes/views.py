@@ -2,7 +2,7 @@ from django.shortcuts import get_object_or_404, render
 
 from config.roles import ADMIN, ML_ENGINEER, role_required
 from probes.models import Warehouse
-from probes.selectors import latest_catalogue, recent_probe_runs, warehouse_list_with_catalogues
+from probes.selectors import catalogue_get_latest, probe_run_list_recent, warehouse_list_with_catalogues
 from probes.verifier import effective_rules
 
 
@@ -18,8 +18,8 @@ def catalogue(request, name):
     warehouse = get_object_or_404(Warehouse, name=name)
     context = {
         "warehouse": warehouse,
-        "catalogue": latest_catalogue(warehouse),
+        "catalogue": catalogue_get_latest(warehouse_id=warehouse.pk),
         "rules": effective_rules(warehouse, None),
-        "probe_runs": recent_probe_runs(warehouse),
+        "probe_runs": probe_run_list_recent(warehouse=warehouse),
     }
     return render(request, "probes/catalogue.html", context)

@@ -160,8 +160,6 @@ def open_postgres(dsn: str, *, timeout_s: float, planner_limits: bool = False):
     `planner_limits`, the planner's search is bounded so that planning a model's query
     cannot outlast the statement timeout.
     """
-    import psycopg
-
     timeout_ms = max(1, int(timeout_s * 1000))
     parameters = [
         "-c default_transaction_read_only=on",

@@ -16,7 +16,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from probes.selectors import warehouses_named
+from probes.selectors import warehouse_map_by_name
 from triage.attempts import AttemptListField, request_attempts_store
 from triage.models import ApiToken, LiveQuery
 from triage.services import api_token_authenticate, live_queries_ingest
@@ -193,7 +193,7 @@ def _field_errors(rows) -> tuple[list[dict], dict, dict]:
             clean.append(dict(serializer.validated_data))
         else:
             errors[str(index)] = serializer.errors
-    known = warehouses_named(r["warehouse"] for r in clean)
+    known = warehouse_map_by_name(names=(r["warehouse"] for r in clean))
     for index, row in enumerate(rows):
         if isinstance(row, dict) and str(index) not in errors and row.get("warehouse") not in known:
             errors[str(index)] = {"warehouse": [f"Unknown warehouse {row.get('warehouse')!r}."]}

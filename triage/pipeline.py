@@ -346,9 +346,9 @@ def process_live_query(*, live_id: int) -> str | None:
         query.save(update_fields=["fingerprint"])
     catalogue = None
     if query.warehouse_id and policy is not None and (policy.run_verifier or policy.run_fanout_detector):
-        from probes.selectors import latest_catalogue
+        from probes.selectors import catalogue_get_latest
 
-        catalogue = latest_catalogue(query.warehouse)
+        catalogue = catalogue_get_latest(warehouse_id=query.warehouse_id)
     verifier, verifier_stored = None, {}
     if policy is not None and policy.run_verifier and catalogue is not None:
         verifier, verifier_stored = run_verifier(query, catalogue)

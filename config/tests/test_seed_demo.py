@@ -13,7 +13,7 @@ from config.roles import user_roles
 from judges.models import CalibrationRun
 from labelling.models import GoldSetVersion, Query
 from probes.models import Warehouse
-from probes.selectors import latest_catalogue
+from probes.selectors import catalogue_get_latest
 from triage.models import LiveQuery
 from triage.services import current_policy
 
@@ -50,7 +50,7 @@ def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, private_
         assert user.check_password("demo-pass-123")
     warehouse = Warehouse.objects.get(name="demo")
     assert warehouse.dialect == "sqlite"
-    assert "orders" in latest_catalogue(warehouse).snapshot["tables"]
+    assert "orders" in catalogue_get_latest(warehouse_id=warehouse.pk).snapshot["tables"]
     assert "demo" in json.loads(settings.WAREHOUSES_FILE.read_text())
     version = GoldSetVersion.objects.get(gold_set__name="demo")
     assert version.items.count() >= 200

@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass
 
 from probes.execution import run_readonly
-from probes.schema_slice import SchemaSlice, latest_catalogue, no_slice, schema_slice
+from probes.schema_slice import SchemaSlice, no_slice, schema_slice
+from probes.selectors import catalogue_get_latest
 
 # A worker asks for a warehouse's latest catalogue at most this often (seconds).
 CATALOGUE_TTL_S = 30.0
@@ -43,7 +44,7 @@ def catalogue_for(query):
         cached = _catalogues.get(warehouse_id)
     if cached and now - cached[0] < CATALOGUE_TTL_S:
         return cached[1]
-    catalogue = latest_catalogue(warehouse_id)
+    catalogue = catalogue_get_latest(warehouse_id=warehouse_id)
     with _catalogues_lock:
         _catalogues[warehouse_id] = (now, catalogue)
     return catalogue

@@ -2,7 +2,7 @@
 
 Written against the probes interface: `probes.verifier.verify(sql, catalogue, *,
 warehouse=None, rules=None) -> VerifierResult(passed, failure_class, message, findings,
-verifier_version, catalogue_version)` and `probes.selectors.latest_catalogue(warehouse)`.
+verifier_version, catalogue_version)` and `probes.selectors.catalogue_get_latest(warehouse_id=...)`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class VerifierBackend(JudgeBackend):
             from probes import selectors, verifier
 
             # Without a catalogue the verifier still checks syntax and the plan, not names.
-            catalogue = selectors.latest_catalogue(query.warehouse)
+            catalogue = selectors.catalogue_get_latest(warehouse_id=query.warehouse_id)
             result = verifier.verify(query.sql, catalogue, warehouse=query.warehouse, rules=self.config.get("rules"))
         except Exception as exc:  # noqa: BLE001 - a crashing checker is an error verdict, not a reject
             return VerdictResult.error(f"verifier failed: {type(exc).__name__}: {exc}")

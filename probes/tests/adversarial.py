@@ -1,4 +1,4 @@
-"""The older adversarial corpus, folded into `probes.tests.hostile_corpus` (issue 13).
+"""The older adversarial corpus, folded into the hostile corpus (`probes.tests.hostile`, issue 13).
 
 Every text that used to live here is now an entry of the hostile corpus; this module keeps
 the `(label, sql)` view that `test_adversarial.py` runs through `run_sql` on both dialects:
@@ -6,7 +6,7 @@ every text the guard must refuse (those it can write to a file: a lone surrogate
 be), plus the harmless tricks the guard may let through, labelled as before.
 """
 
-from probes.tests.hostile_corpus import CORPUS as HOSTILE_CORPUS
+from probes.tests.hostile.corpus import CORPUS as HOSTILE_CORPUS
 
 # Hostile-corpus names of harmless texts → the labels the run_sql test knows them by.
 HARMLESS_LABELS = {

@@ -3,7 +3,9 @@
 import os
 import uuid
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from probes import defog
 from probes.catalogue import catalogue_refresh
@@ -42,9 +44,6 @@ def unique_name(prefix: str) -> str:
 
 def drop_role(admin_dsn: str, role: str) -> None:
     """Drop a role this run created (its databases are dropped first, so it owns nothing)."""
-    import psycopg
-    from psycopg import sql
-
     with psycopg.connect(admin_dsn, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(role)))
 
@@ -52,9 +51,6 @@ def drop_role(admin_dsn: str, role: str) -> None:
 @pytest.fixture(scope="session")
 def shop_postgres_dsns():
     """(owner DSN, reader DSN) of a fresh shop database; the reader may only SELECT its tables."""
-    import psycopg
-    from psycopg import sql
-
     admin = require_postgres_server()
     database = unique_name("probes_shop")
     reader_role = unique_name("probes_reader")
@@ -91,8 +87,6 @@ def defog_postgres_dsns():
     """Reader DSNs of every defog schema loaded into `probes_<db>` (reused while unchanged)."""
     if not defog.available():
         pytest.skip("the defog data set is not on this machine")
-    import psycopg
-    from psycopg import sql
 
     admin = require_postgres_server()
     # The databases are shared by every test process on the server (pytest-xdist's, another

@@ -8,6 +8,10 @@ import hashlib
 import random
 import sqlite3
 from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+import psycopg
+from psycopg import sql
 
 DDL = """
 CREATE TABLE customers (customer_id INTEGER PRIMARY KEY, name TEXT NOT NULL, email TEXT UNIQUE);
@@ -94,11 +98,6 @@ def create_sqlite(path: Path, orders: int = 4) -> str:
 
 def create_postgres(admin_dsn: str, database: str, orders: int = 4) -> str:
     """Create database `database` afresh with the shop in it and return its DSN."""
-    from urllib.parse import urlparse, urlunparse
-
-    import psycopg
-    from psycopg import sql
-
     with psycopg.connect(admin_dsn, autocommit=True) as admin:
         admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
         admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(database)))
@@ -123,9 +122,6 @@ def sqlite_fingerprint(path: Path) -> str:
 
 def postgres_state(dsn: str) -> dict:
     """Checksums of every table, write counters, relation count and sequence state."""
-    import psycopg
-    from psycopg import sql
-
     state = {}
     with psycopg.connect(dsn, autocommit=True) as conn:
         for table in TABLES:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from probes.execution import execute_guarded, run_readonly
 from probes.guard import guard_sql
 from probes.tests import shop
 from probes.tests.adversarial import CORPUS
@@ -102,7 +103,6 @@ def test_corpus_leaves_a_postgres_warehouse_unchanged(shop_postgres, tmp_path):
 
 
 def test_a_writing_function_is_refused_by_the_guard_and_stopped_by_the_database(shop_postgres):
-    from probes.execution import execute_guarded, run_readonly
 
     result = run_readonly(warehouse=shop_postgres, sql="SELECT shop_wipe()")
     assert not result.allowed and "shop_wipe()" in result.reason
@@ -112,7 +112,6 @@ def test_a_writing_function_is_refused_by_the_guard_and_stopped_by_the_database(
 
 
 def test_long_queries_end_as_timeouts_on_both_dialects(shop_sqlite, shop_postgres):
-    from probes.execution import run_readonly
 
     # A recursive CTE needs a LIMIT to pass the guard; this one never reaches it.
     forever = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r WHERE n < 0 LIMIT 1"

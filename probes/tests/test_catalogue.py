@@ -9,7 +9,8 @@ from django.db import IntegrityError
 
 from probes.catalogue import catalogue_refresh
 from probes.models import Catalogue
-from probes.selectors import latest_catalogue
+from probes.selectors import catalogue_get_latest
+from probes.tests.conftest import register
 
 
 def check_shop_snapshot(snapshot):
@@ -29,21 +30,21 @@ def check_shop_snapshot(snapshot):
 
 
 def test_sqlite_introspection_finds_keys_nullability_and_counts(shop_sqlite):
-    catalogue = latest_catalogue(shop_sqlite)
+    catalogue = catalogue_get_latest(warehouse_id=shop_sqlite.pk)
     assert catalogue.version == 1
     assert catalogue.snapshot["dialect"] == "sqlite"
     check_shop_snapshot(catalogue.snapshot)
 
 
 def test_postgres_introspection_finds_keys_nullability_and_counts(shop_postgres):
-    catalogue = latest_catalogue(shop_postgres)
+    catalogue = catalogue_get_latest(warehouse_id=shop_postgres.pk)
     assert catalogue.snapshot["dialect"] == "postgres"
     check_shop_snapshot(catalogue.snapshot)
     assert catalogue.snapshot["tables"]["orders"]["columns"][0]["type"] == "integer"
 
 
 def test_an_unchanged_schema_keeps_its_version(shop_sqlite):
-    first = latest_catalogue(shop_sqlite)
+    first = catalogue_get_latest(warehouse_id=shop_sqlite.pk)
     assert catalogue_refresh(warehouse=shop_sqlite) == first
     assert Catalogue.objects.filter(warehouse=shop_sqlite).count() == 1
 
@@ -56,7 +57,7 @@ def test_a_schema_change_makes_a_new_version(shop_sqlite):
     catalogue = catalogue_refresh(warehouse=shop_sqlite)
     assert catalogue.version == 2
     assert "returns" in catalogue.snapshot["tables"]
-    assert latest_catalogue(shop_sqlite) == catalogue
+    assert catalogue_get_latest(warehouse_id=shop_sqlite.pk) == catalogue
 
 
 def test_refresh_catalogue_command_reports_the_version(shop_sqlite):
@@ -76,11 +77,10 @@ def test_a_catalogue_version_starts_at_one(shop_sqlite):
 
 
 def test_the_defog_schemas_introspect_on_postgres(db, defog_postgres_dsns, monkeypatch):
-    from probes.tests.conftest import register
 
     warehouse = register(monkeypatch, "defog-ewallet", "postgres", defog_postgres_dsns["ewallet"])
-    tables = latest_catalogue(warehouse).snapshot["tables"]
+    tables = catalogue_get_latest(warehouse_id=warehouse.pk).snapshot["tables"]
     assert "consumer_div.users" in tables
     assert tables["consumer_div.users"]["primary_key"] == ["uid"]
     atis = register(monkeypatch, "defog-atis", "postgres", defog_postgres_dsns["atis"])
-    assert len(latest_catalogue(atis).snapshot["tables"]) == 24  # every CREATE TABLE in atis.sql
+    assert len(catalogue_get_latest(warehouse_id=atis.pk).snapshot["tables"]) == 24  # every CREATE TABLE in atis.sql

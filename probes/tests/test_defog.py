@@ -10,7 +10,7 @@ import pytest
 from probes import defog
 from probes.execution import run_readonly
 from probes.fanout import detect_fanout
-from probes.selectors import latest_catalogue
+from probes.selectors import catalogue_get_latest
 from probes.tests.conftest import SQLITE_DEFOG, register
 from probes.verifier import verify
 
@@ -34,7 +34,7 @@ def defog_sqlite(db, defog_sqlite_dsns, monkeypatch):
 
 
 def verify_gold(warehouses, queries, rules=None):
-    catalogues = {name: latest_catalogue(w) for name, w in warehouses.items()}
+    catalogues = {name: catalogue_get_latest(warehouse_id=w.pk) for name, w in warehouses.items()}
     return [verify(q.sql, catalogues[q.db], warehouse=warehouses[q.db], rules=rules) for q in queries]
 
 
@@ -92,7 +92,7 @@ def test_every_generated_fanout_probe_passes_the_guard_and_runs(defog_postgres):
     suspected = confirmed = 0
     for query in defog.gold_queries("postgres"):
         warehouse = defog_postgres[query.db]
-        hypothesis = detect_fanout(query.sql, latest_catalogue(warehouse), dialect="postgres")
+        hypothesis = detect_fanout(query.sql, catalogue_get_latest(warehouse_id=warehouse.pk), dialect="postgres")
         if not hypothesis.suspected:
             continue
         suspected += 1

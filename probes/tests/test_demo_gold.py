@@ -5,13 +5,16 @@ import json
 import os
 import uuid
 from pathlib import Path
+from urllib.parse import urlparse, urlunparse
 
+import psycopg
 import pytest
+from psycopg import sql
 
 from probes.demo_warehouse import build_demo_warehouse, create_reader_role
 from probes.fanout import check_fanout, detect_fanout
 from probes.models import ProbeOutcome
-from probes.selectors import latest_catalogue
+from probes.selectors import catalogue_get_latest
 from probes.tests.conftest import register
 from probes.verifier import verify
 from tests.support.services import require_postgres_server
@@ -40,14 +43,11 @@ def demo_sqlite(db, demo_sqlite_path, monkeypatch):
 
 @pytest.fixture(scope="session")
 def demo_postgres_dsn():
-    import psycopg
-    from psycopg import sql
 
     admin = require_postgres_server()
     name = f"probes_demo_{os.getpid()}_{uuid.uuid4().hex[:6]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    from urllib.parse import urlparse, urlunparse
 
     dsn = urlunparse(urlparse(admin)._replace(path="/" + name))
     build_demo_warehouse(dsn)
@@ -64,7 +64,7 @@ def demo_postgres(db, demo_postgres_dsn, monkeypatch):
 
 
 def probe_every_item(warehouse):
-    catalogue = latest_catalogue(warehouse)
+    catalogue = catalogue_get_latest(warehouse_id=warehouse.pk)
     outcomes = {}
     for item in GOLD:
         hypothesis = detect_fanout(item["sql"], catalogue, dialect=warehouse.dialect)
@@ -88,7 +88,7 @@ def test_every_join_fanout_item_is_found_and_confirmed_and_no_correct_item_is(re
 @pytest.mark.parametrize("warehouse_fixture", ["demo_sqlite", "demo_postgres"])
 def test_the_verifier_rejects_no_correct_demo_item_with_default_rules(request, warehouse_fixture):
     warehouse = request.getfixturevalue(warehouse_fixture)
-    catalogue = latest_catalogue(warehouse)
+    catalogue = catalogue_get_latest(warehouse_id=warehouse.pk)
     rejected = {}
     for item in GOLD:
         if item["label"] == "correct":
@@ -99,7 +99,7 @@ def test_the_verifier_rejects_no_correct_demo_item_with_default_rules(request, w
 
 
 def test_the_verifier_catches_the_unknown_object_items(demo_sqlite):
-    catalogue = latest_catalogue(demo_sqlite)
+    catalogue = catalogue_get_latest(warehouse_id=demo_sqlite.pk)
     items = [item for item in GOLD if item["error_class"] == "unknown_object"]
     results = [verify(item["sql"], catalogue, warehouse=demo_sqlite) for item in items]
     assert [r.failure_class for r in results] == ["unknown_object"] * len(items)

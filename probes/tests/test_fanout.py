@@ -7,7 +7,7 @@ from pydantic import ValidationError
 from probes.fanout import check_fanout, detect_fanout, fanout_probe
 from probes.hypotheses import JoinFanoutHypothesis
 from probes.models import ProbeOutcome, ProbeRun
-from probes.selectors import latest_catalogue
+from probes.selectors import catalogue_get_latest
 
 # Revenue per customer summing order totals across an items join: orders are repeated.
 ORDER_TOTALS_ACROSS_ITEMS = (
@@ -35,7 +35,7 @@ CORRECT = [
 
 
 def test_detects_order_totals_summed_across_items(shop_sqlite):
-    hypothesis = detect_fanout(ORDER_TOTALS_ACROSS_ITEMS, latest_catalogue(shop_sqlite))
+    hypothesis = detect_fanout(ORDER_TOTALS_ACROSS_ITEMS, catalogue_get_latest(warehouse_id=shop_sqlite.pk))
     assert hypothesis.suspected
     assert hypothesis.join_table == "order_items"
     assert hypothesis.grain_key == "orders.order_id"
@@ -47,11 +47,13 @@ def test_detects_order_totals_summed_across_items(shop_sqlite):
 
 @pytest.mark.parametrize("sql", CORRECT)
 def test_does_not_suspect_correct_queries(shop_sqlite, sql):
-    assert detect_fanout(sql, latest_catalogue(shop_sqlite)) == JoinFanoutHypothesis(suspected=False)
+    assert detect_fanout(sql, catalogue_get_latest(warehouse_id=shop_sqlite.pk)) == JoinFanoutHypothesis(
+        suspected=False
+    )
 
 
 def test_a_suspected_fanout_is_confirmed_with_the_counts(shop_sqlite):
-    hypothesis = detect_fanout(ORDER_TOTALS_ACROSS_ITEMS, latest_catalogue(shop_sqlite))
+    hypothesis = detect_fanout(ORDER_TOTALS_ACROSS_ITEMS, catalogue_get_latest(warehouse_id=shop_sqlite.pk))
     run = check_fanout(hypothesis=hypothesis, warehouse=shop_sqlite, subject_fingerprint="f" * 64)
     assert run.outcome == ProbeOutcome.CONFIRMED and run.rejects
     assert run.message == "order_items fans out orders.order_id: 5 rows for 4 distinct keys"

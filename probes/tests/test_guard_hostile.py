@@ -5,7 +5,7 @@ import re
 import pytest
 
 from probes.guard import parse_sql
-from probes.tests.hostile_corpus import CORPUS, FAMILIES, HostileSQL
+from probes.tests.hostile.corpus import CORPUS, FAMILIES, HostileSQL
 
 MUST_REFUSE = [(entry, dialect) for entry in CORPUS if entry.guard_must_refuse for dialect in entry.dialects]
 # Words a refusal may use to name what it refused, beyond a name taken from the text.

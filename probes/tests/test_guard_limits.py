@@ -11,6 +11,7 @@ from probes.catalogue import introspect_sqlite
 from probes.fanout import detect_fanout
 from probes.fingerprint import canonical_sql, sql_fingerprint
 from probes.guard import guard_sql, parse_sql
+from probes.guard_limits import current_limits
 from probes.tests import shop
 from probes.verifier import verify
 
@@ -93,7 +94,7 @@ def test_each_limit_refuses_naming_its_setting(setting, value, sql):
 
 
 def test_the_default_limits_are_the_documented_ones():
-    limits = guard.current_limits()
+    limits = current_limits()
     assert limits.max_bytes == 65_536
     assert (limits.max_nodes, limits.max_depth, limits.max_ctes, limits.max_joins) == (5_000, 100, 32, 32)
     assert limits.max_recursive_rows == 1_000_000

@@ -2,6 +2,7 @@
 
 import copy
 
+import psycopg
 import pytest
 
 from probes.catalogue import catalogue_refresh
@@ -93,7 +94,6 @@ def test_a_warehouse_without_a_catalogue_gives_no_slice_and_says_why():
 
 
 def test_postgres_table_and_column_comments_reach_the_rendered_catalogue(shop_postgres):
-    import psycopg
 
     with psycopg.connect(shop_postgres.dsn, autocommit=True) as conn:
         conn.execute("COMMENT ON TABLE orders IS 'One row per checkout'")

@@ -6,12 +6,13 @@ import json
 from django.core.management import call_command
 
 from probes.models import Warehouse
-from probes.selectors import latest_catalogue
-from probes.verifier import VERIFIER_VERSION, verify
+from probes.selectors import catalogue_get_latest
+from probes.verifier import verify
+from probes.verifier_result import VERIFIER_VERSION
 
 
 def check(warehouse, sql, **rules):
-    return verify(sql, latest_catalogue(warehouse), warehouse=warehouse, rules=rules or None)
+    return verify(sql, catalogue_get_latest(warehouse_id=warehouse.pk), warehouse=warehouse, rules=rules or None)
 
 
 def test_a_correct_query_passes_and_records_both_versions(shop_sqlite):

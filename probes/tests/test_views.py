@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from probes.models import Warehouse
+from probes.models import Catalogue, Warehouse
 
 SECRET_DSN_PART = "s3cret-pw"
 USERS = ["labeller", "analyst", "ml_engineer", "admin", "outsider"]
@@ -79,7 +79,6 @@ def test_admins_register_a_warehouse_without_a_dsn_field(client_for, role_users)
 
 
 def test_the_warehouses_page_says_why_a_warehouse_runs_nothing(client_for, secret_warehouse):
-    from probes.models import Catalogue
 
     Catalogue.objects.create(
         warehouse=secret_warehouse,

@@ -34,7 +34,7 @@ from labelling.preview import query_preview  # noqa: E402
 from probes.fanout import check_fanout  # noqa: E402
 from probes.hypotheses import JoinFanoutHypothesis  # noqa: E402
 from probes.models import Warehouse  # noqa: E402
-from probes.selectors import latest_catalogue  # noqa: E402
+from probes.selectors import catalogue_get_latest  # noqa: E402
 from probes.verifier import verify  # noqa: E402
 from triage.models import LiveQuery  # noqa: E402
 from triage.pipeline import process_live_query, result_preview  # noqa: E402
@@ -102,7 +102,7 @@ def preview(request: dict) -> dict:
 
 def verify_entry(request: dict) -> dict:
     warehouse = Warehouse.objects.get(name=request["warehouse"])
-    outcome = verify(request["sql"], latest_catalogue(warehouse), warehouse=warehouse)
+    outcome = verify(request["sql"], catalogue_get_latest(warehouse_id=warehouse.pk), warehouse=warehouse)
     return {"passed": outcome.passed, "failure_class": outcome.failure_class, "message": (outcome.message or "")[:500]}
 
 

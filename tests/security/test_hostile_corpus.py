@@ -16,17 +16,14 @@ role. Each call must answer within its statements' timeouts + 2 s: a security bo
 text that could hold a worker longer is a denial of service), not a speed benchmark.
 """
 
-import json
 import os
-import select
-import subprocess
-import sys
 import uuid
 from collections import defaultdict
-from pathlib import Path
 
+import psycopg
 import pytest
 from django.conf import settings
+from psycopg import sql
 
 from labelling.models import Query, QuerySource
 from labelling.preview import PREVIEW_TIMEOUT_S
@@ -34,14 +31,13 @@ from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import create_reader_role
 from probes.role_check import UnsafeWarehouseRole
 from probes.tests import shop
-from probes.tests.hostile_corpus import CORPUS, FAMILIES
+from probes.tests.hostile.corpus import CORPUS, FAMILIES
 from probes.warehouses import warehouse_register
-from tests.support.fixtures import database_url_for_worker
+from tests.security.executor_process import TIMEOUT_S, Executor
+from tests.security.watches import PostgresWatch, SqliteWatch
 from tests.support.services import require_postgres_server
 from triage.services import api_token_issue, policy_publish
 
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT_S = 1.0
 SLACK_S = 2.0
 RSS_LIMIT_MB = 300
 # Statements each entry point may run on the warehouse, each under its own timeout: the
@@ -55,7 +51,6 @@ STATEMENT_BUDGET_S = {
     "triage": 4 * TIMEOUT_S,
 }
 OTHER_ENTRY_POINTS = ("preview", "verify", "probe", "triage")
-PWNED_PREFIX = "docket-probes-pwned"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -79,171 +74,6 @@ def test_the_corpus_covers_every_family_with_at_least_150_texts():
     for dialect in ("sqlite", "postgres"):
         families = {text.family for text in texts_for(dialect)}
         assert {text.family for text in one_refused_and_one_allowed_per_family(dialect)} == families
-
-
-# --- the process that runs the SQL ------------------------------------------------------------
-
-
-class Executor:
-    """`tests.security.executor` in its own process, on the test database and given DSNs."""
-
-    ANSWER_WAIT_S = 120
-
-    def __init__(self, tmp_path: Path, extra_env: dict):
-        env = dict(os.environ)
-        env.update(
-            {
-                "DATABASE_URL": database_url_for_worker(),
-                "DJANGO_SETTINGS_MODULE": "config.settings",
-                # Settings write nothing: a process in a fresh var folder needs the key given.
-                "SECRET_KEY": settings.SECRET_KEY,
-                "WAREHOUSES_FILE": str(settings.WAREHOUSES_FILE),
-                "WAREHOUSE_STATEMENT_TIMEOUT_S": str(TIMEOUT_S),
-                "CELERY_TASK_ALWAYS_EAGER": "true",
-                "TRIAGE_PUBLISH_INTERVAL_MS": "0",
-                "DOCKET_VAR_DIR": str(tmp_path / "executor-var"),
-            }
-        )
-        env.update(extra_env)
-        self.log = (tmp_path / "executor.log").open("w")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tests.security.executor"],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            text=True,
-        )
-
-    def run(self, request: dict) -> dict:
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        ready, _, _ = select.select([self.process.stdout], [], [], self.ANSWER_WAIT_S)
-        if not ready:
-            self.close()
-            pytest.fail(f"the executor gave no answer in {self.ANSWER_WAIT_S}s for {request['entry']}")
-        line = self.process.stdout.readline()
-        if not line:
-            self.close()
-            pytest.fail(f"the executor died on {request['entry']}: see {self.log.name}")
-        return json.loads(line)
-
-    def close(self):
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-
-
-# --- what must not change ---------------------------------------------------------------------
-
-
-def tmp_pwned_files() -> list[str]:
-    return sorted(p.name for p in Path("/tmp").iterdir() if p.name.startswith(PWNED_PREFIX))
-
-
-class PostgresWatch:
-    """A second connection (the owner's) that sees the warehouse, and a victim session."""
-
-    def __init__(self, owner_dsn: str, reader_role: str):
-        import psycopg
-
-        self.owner_dsn, self.reader_role = owner_dsn, reader_role
-        self.monitor = psycopg.connect(owner_dsn, autocommit=True)
-        self.victim = psycopg.connect(owner_dsn, autocommit=True, application_name="docket-victim")
-        self.victim_pid = self.victim.info.backend_pid
-
-    def state(self) -> dict:
-        state = shop.postgres_state(self.owner_dsn)
-        run = self.monitor.execute
-        state["data_dir"] = run("SELECT array_agg(f ORDER BY f) FROM pg_ls_dir('.') f").fetchone()[0]
-        state["tmp_files"] = tmp_pwned_files()
-        state["auto_conf"] = run("SELECT md5(pg_read_file('postgresql.auto.conf'))").fetchone()[0]
-        state["server_settings"] = run(
-            "SELECT md5(string_agg(name || '=' || coalesce(setting, ''), ',' ORDER BY name)) FROM pg_settings "
-            "WHERE context IN ('postmaster', 'sighup', 'superuser-backend', 'backend')"
-        ).fetchone()[0]
-        state["role_settings"] = run(
-            "SELECT md5(coalesce(string_agg(setdatabase || ':' || setrole || ':' || setconfig::text, ',' "
-            "ORDER BY setdatabase, setrole), '')) FROM pg_db_role_setting"
-        ).fetchone()[0]
-        state["sequences"] = run(
-            "SELECT coalesce(string_agg(sequencename || ':' || coalesce(last_value, 0), ',' "
-            "ORDER BY sequencename), '') FROM pg_sequences"
-        ).fetchone()[0]
-        state["locks"] = run(
-            "SELECT count(*) FROM pg_locks WHERE pid <> pg_backend_pid() "
-            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-        ).fetchone()[0]
-        state["stats_reset"] = run(
-            "SELECT (SELECT stats_reset FROM pg_stat_database WHERE datname = current_database())::text, "
-            "(SELECT stats_reset FROM pg_stat_bgwriter)::text, (SELECT stats_reset FROM pg_stat_archiver)::text"
-        ).fetchone()
-        state["reader_role"] = run(
-            "SELECT rolsuper, rolcreaterole, rolcreatedb, rolbypassrls, rolreplication, "
-            "(SELECT count(*) FROM pg_auth_members m WHERE m.member = r.oid) FROM pg_roles r WHERE rolname = %s",
-            [self.reader_role],
-        ).fetchone()
-        return state
-
-    def problems_after(self, before: dict) -> tuple[list[str], dict]:
-        """What changed since `before` (seen from the monitor), and the state now."""
-        problems = []
-        try:
-            self.victim.execute("SELECT 1")
-        except Exception as exc:  # noqa: BLE001 - any failure means the victim was hurt
-            problems.append(f"the victim session died: {exc}")
-        leftovers = self._sessions_left()
-        if leftovers:
-            problems.append(f"sessions left running: {leftovers}")
-        after = self.state()
-        problems += [f"{key} changed: {before[key]!r} -> {after[key]!r}" for key in before if before[key] != after[key]]
-        return problems, after
-
-    def _sessions_left(self) -> list:
-        """Client sessions on the warehouse other than the monitor and the victim (give exits 2 s)."""
-        import time
-
-        deadline = time.monotonic() + 2
-        while True:
-            rows = self.monitor.execute(
-                "SELECT pid, state, left(query, 80) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND backend_type = 'client backend' AND pid NOT IN (pg_backend_pid(), %s)",
-                [self.victim_pid],
-            ).fetchall()
-            if not rows or time.monotonic() > deadline:
-                return rows
-            time.sleep(0.05)
-
-    def close(self):
-        self.monitor.close()
-        self.victim.close()
-
-
-class SqliteWatch:
-    def __init__(self, path: Path):
-        self.path = path
-
-    def state(self) -> dict:
-        return {
-            "file": shop.sqlite_fingerprint(self.path),
-            "directory": sorted(p.name for p in self.path.parent.iterdir()),
-            "tmp_files": tmp_pwned_files(),
-        }
-
-    def problems_after(self, before: dict) -> tuple[list[str], dict]:
-        after = self.state()
-        return [
-            f"{key} changed: {before[key]!r} -> {after[key]!r}" for key in before if before[key] != after[key]
-        ], after
-
-    def close(self):
-        pass
 
 
 # --- the passes ---------------------------------------------------------------------------------
@@ -342,9 +172,6 @@ def secrets_file(settings, tmp_path):
 @pytest.fixture(scope="module")
 def shop_database():
     """A fresh shop database with this run's own reader; both dropped afterwards."""
-    import psycopg
-    from psycopg import sql
-
     admin = require_postgres_server()
     suffix = f"{os.getpid()}_{uuid.uuid4().hex[:6]}"
     database, reader_role = f"hostile_shop_{suffix}", f"hostile_reader_{suffix}"

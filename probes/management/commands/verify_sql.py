@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from probes.management.commands._common import get_warehouse, read_sql
-from probes.selectors import latest_catalogue
+from probes.selectors import catalogue_get_latest
 from probes.verifier import verify
 
 
@@ -18,7 +18,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         warehouse = get_warehouse(options["warehouse"])
-        catalogue = latest_catalogue(warehouse)
+        catalogue = catalogue_get_latest(warehouse_id=warehouse.pk)
         if catalogue is None:
             raise CommandError(f"warehouse {warehouse.name!r} has no catalogue; run refresh_catalogue {warehouse.name}")
         rules = {"explain": False} if options["no_explain"] else None

@@ -1,0 +1,97 @@
+"""The verifier asks the database: EXPLAIN and the plan's analysis, and the empty-result probe.
+
+`EXPLAIN (FORMAT JSON)` on PostgreSQL, `EXPLAIN QUERY PLAN` on SQLite, through the same
+read-only enforcement as every probe (`probes.execution.execute_guarded`: the text was
+guarded before it was wrapped). A database that cannot be reached is a `transport`
+finding: a fault of the checker, never a verdict on the SQL.
+"""
+
+import json
+
+from django.conf import settings
+from sqlglot import exp
+
+from probes.execution import execute_guarded, run_readonly
+from probes.fingerprint import sqlglot_dialect
+from probes.models import Warehouse
+from probes.verifier_result import Finding
+
+
+def _plan_nodes(plan: dict):
+    yield plan
+    for child in plan.get("Plans") or []:
+        yield from _plan_nodes(child)
+
+
+def _relation(node: dict) -> str | None:
+    for candidate in _plan_nodes(node):
+        if candidate.get("Relation Name"):
+            alias = candidate.get("Alias")
+            name = candidate["Relation Name"]
+            return name if not alias or alias == name else f"{name} ({alias})"
+    return None
+
+
+def _plan_cross_join(plan: dict) -> str | None:
+    """Find a Nested Loop whose inner side scans with no condition linking it to the outer."""
+    for node in _plan_nodes(plan):
+        if node.get("Node Type") != "Nested Loop" or node.get("Join Filter") or len(node.get("Plans") or []) < 2:
+            continue
+        outer, inner = node["Plans"][0], node["Plans"][1]
+        while inner.get("Node Type") in ("Materialize", "Memoize") and inner.get("Plans"):
+            inner = inner["Plans"][0]
+        if inner.get("Node Type") not in ("Seq Scan", "Index Only Scan", "Index Scan", "Bitmap Heap Scan"):
+            continue
+        linked = any(inner.get(key) for key in ("Index Cond", "Recheck Cond", "Filter"))
+        if linked or outer.get("Plan Rows", 0) <= 1 or inner.get("Plan Rows", 0) <= 1:
+            continue
+        return f"cross join between {_relation(outer) or 'a subplan'} and {_relation(inner) or 'a subplan'}"
+    return None
+
+
+def check_plan(sql: str, tree: exp.Expression, warehouse: Warehouse, rules: dict, findings: list[Finding]) -> None:
+    dialect = warehouse.dialect
+    body = sql.strip().rstrip(";")
+    prefix = "EXPLAIN (FORMAT JSON) " if dialect == "postgres" else "EXPLAIN QUERY PLAN "
+    result = execute_guarded(
+        warehouse=warehouse, sql=prefix + body, row_cap=10_000, timeout_s=settings.WAREHOUSE_STATEMENT_TIMEOUT_S
+    )
+    if not result.executed:
+        code = result.error_code or "dialect"
+        failure_class = {
+            "unknown_object": "unknown_object",
+            "syntax": "syntax",
+            "timeout": "timeout",
+            "transport": "transport",
+        }.get(code, "dialect")
+        rule = "transport" if failure_class == "transport" else "explain"
+        findings.append(Finding(rule, failure_class, f"the database refused the query: {result.error}"))
+        return
+    if dialect != "postgres" or not result.rows:
+        return
+    document = result.rows[0][0]
+    if isinstance(document, str):
+        document = json.loads(document)
+    plan = document[0]["Plan"]
+    if rules.get("cross_join"):
+        found = _plan_cross_join(plan)
+        if found and not any(f.rule == "cross_join" for f in findings):
+            findings.append(Finding("explain_cross_join", "timeout", f"the plan has a {found}"))
+    if rules.get("unbounded_scan") and not tree.find(exp.Limit, exp.Fetch):
+        rows = plan.get("Plan Rows", 0)
+        if rows > float(rules.get("max_scan_rows") or 0) and not any(f.rule == "unbounded_scan" for f in findings):
+            findings.append(
+                Finding(
+                    "explain_unbounded_scan",
+                    "timeout",
+                    f"the plan estimates {int(rows):,} rows with no LIMIT; add a LIMIT or a filter",
+                )
+            )
+
+
+def check_empty_result(tree: exp.Expression, warehouse: Warehouse, findings: list[Finding]) -> None:
+    dialect = sqlglot_dialect(warehouse.dialect)
+    probe = f"SELECT 1 FROM ({tree.sql(dialect=dialect)}) AS docket_verify LIMIT 1"
+    result = run_readonly(warehouse=warehouse, sql=probe, row_cap=1)
+    if result.executed and not result.rows:
+        findings.append(Finding("empty_result", "empty_result", "the query returned no rows"))
