@@ -23,7 +23,7 @@ from labelling.mutation_operators import Schema, operators_for, variants_of
 from labelling.services import query_create
 from probes.execution import run_readonly
 from probes.fingerprint import sqlglot_dialect
-from probes.selectors import latest_catalogue
+from probes.selectors import catalogue_get_latest
 
 RUN_TIMEOUT_S = 10.0
 # Whole results are compared; a result past this many rows is not compared (counted as failing).
@@ -159,7 +159,7 @@ def mutations_generate(*, sources: list[Source], per_item: int, classes=None) ->
     for position, source in enumerate(sources):
         warehouse = source.query.warehouse
         if warehouse.pk not in schemas:
-            catalogue = latest_catalogue(warehouse)
+            catalogue = catalogue_get_latest(warehouse_id=warehouse.pk)
             schemas[warehouse.pk] = Schema.from_snapshot(catalogue.snapshot if catalogue else None)
         _mutate_one(
             source,
