@@ -317,6 +317,7 @@ class ApiError(Exception):
 
 
 def raise_fault(fault: str | None, model: SimModel, *, anthropic: bool) -> None:
+    """Raise the vendor's error answer for a status fault; a hang or a malformed answer is not one."""
     if fault == "429":
         raise ApiError(429, "rate_limit_error", "simulated rate limit", {"retry-after": f"{model.retry_after_s:g}"})
     if fault == "529":
@@ -336,4 +337,5 @@ def load_config(path) -> tuple[dict, SimModel | None]:
 
 
 def describe(models: dict) -> list[dict]:
+    """One row per model: its name and settings."""
     return [{"model": name, **asdict(model)} for name, model in models.items()]
