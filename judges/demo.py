@@ -6,11 +6,19 @@ have `is_simulated=True` and their verdicts come from the local vendor simulator
 
 from __future__ import annotations
 
+import urllib.request
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.db import transaction
 
-from judges.models import Judge, JudgeVersion, RunStatus
+from judges.models import CalibrationRun, Judge, JudgeVersion, RunStatus
+from judges.runner import run_chunk_execute
+from judges.services import calibration_run_plan, judge_create
+from judges.simulator import Simulator, start_in_thread
+from judges.simulator.oracle import gold_label_oracle
+from labelling.models import GoldSetVersion
 
 SIMULATED_JUDGES = [
     {
@@ -42,8 +50,6 @@ SIMULATED_JUDGES = [
 
 def register_simulated_judges() -> list[JudgeVersion]:
     """Create the simulated demo judges if missing; return their latest versions."""
-    from judges.services import judge_create
-
     versions = []
     for spec in SIMULATED_JUDGES:
         judge = Judge.objects.filter(name=spec["name"]).first()
@@ -68,8 +74,6 @@ def register_simulated_judges() -> list[JudgeVersion]:
 
 
 def simulator_is_up(base_url: str) -> bool:
-    import urllib.request
-
     try:
         with urllib.request.urlopen(base_url.rstrip("/") + "/health", timeout=1) as response:
             return response.status == 200
@@ -83,9 +87,6 @@ def run_demo_calibration(gold_set_version=None, *, gold_set_name: str = "demo", 
     Idempotent: an existing completed demo run is returned. Starts an in-process simulator
     (with the gold-label oracle) when none answers at settings.VENDOR_SIMULATOR_URL.
     """
-    from judges.models import CalibrationRun
-    from labelling.models import GoldSetVersion
-
     if gold_set_version is None:
         gold_set_version = GoldSetVersion.objects.filter(gold_set__name=gold_set_name).order_by("-number").first()
         if gold_set_version is None:
@@ -109,11 +110,6 @@ def run_demo_calibration(gold_set_version=None, *, gold_set_name: str = "demo", 
 
 def start_local_simulator():
     """Serve the simulator on settings.VENDOR_SIMULATOR_URL's port from a thread."""
-    from urllib.parse import urlsplit
-
-    from judges.management.commands.simulate_vendor import gold_label_oracle
-    from judges.simulator import Simulator, start_in_thread
-
     parts = urlsplit(settings.VENDOR_SIMULATOR_URL)
     server, _ = start_in_thread(
         Simulator(oracle=gold_label_oracle()), host=parts.hostname or "127.0.0.1", port=parts.port or 8765
@@ -125,12 +121,6 @@ def run_inline(
     *, gold_set_version, judge_versions, repeats: int = 3, label: str = "", spend_cap_usd=None, progress=None
 ):
     """Plan and execute a run in this process (no worker), chunk by chunk; return the run."""
-    from django.db import transaction
-
-    from judges.models import CalibrationRun
-    from judges.runner import run_chunk_execute
-    from judges.services import calibration_run_plan
-
     with transaction.atomic():
         run = CalibrationRun.objects.create(
             label=label, gold_set_version=gold_set_version, repeats=repeats, spend_cap_usd=spend_cap_usd

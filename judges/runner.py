@@ -1,10 +1,8 @@
 """Execute one chunk of a calibration run: stream its items through the backend, store verdicts.
 
-A chunk is claimed with a conditional update (healthchecks' pattern), so two deliveries
-of its task never work it at once; an expired lease means the holder died and the chunk
-may be claimed again. The items already judged are read from the verdicts themselves, so
-a redelivered or resumed chunk judges only what is missing, and the unique constraint on
-(judge version, query, run, repeat) makes a second copy of a verdict impossible.
+`run_chunk_execute` claims a chunk (`judges/chunks.py`) and chooses how to judge it: one
+item after another, as one vendor batch (`judge_by_batch`), or on a pool of threads
+(`ConcurrentJudging`). `judges/chunk_writer.py` `ChunkWriter` stores what comes back.
 
 Vendor calls run on threads, up to the vendor pool's concurrency; the calling thread
 alone touches the database (buffer, flush, stop checks) and keeps the threads fed.
@@ -12,214 +10,29 @@ alone touches the database (buffer, flush, stop checks) and keeps the threads fe
 
 from __future__ import annotations
 
-import logging
 import queue
 import threading
 import time
-from datetime import timedelta
-from decimal import Decimal
 
-from django.db import connections, transaction
-from django.db.models import Count, F, Q, Sum
-from django.utils import timezone
+from judges.backends import VerdictResult, get_backend, judge_safely
+from judges.backends.policy import VendorCallFailed
+from judges.chunk_writer import FLUSH_EVERY_SECONDS, ChunkWriter, chunk_finish
+from judges.chunks import (
+    chunk_claim,
+    chunk_done_query_ids,
+    chunk_next_claim,
+    chunk_pending_ids,
+    chunk_queries,
+    chunk_release,
+)
+from judges.models import CalibrationRun, RunChunk, RunStatus
 
-from judges.backends import VerdictResult, get_backend
-from judges.models import CalibrationRun, ChunkStatus, Decision, RunChunk, RunStatus, Verdict
-from judges.services import prompt_prefix_ids
-from probes.selectors import catalogue_get_latest
-
-log = logging.getLogger(__name__)
-
-LEASE = timedelta(minutes=5)
-FLUSH_EVERY_VERDICTS = 64
-FLUSH_EVERY_SECONDS = 1.0
 # A task goes on to further chunks of its judge version for this long, then returns so the
 # chunks of the run's other judge versions queued behind it get their turn on this worker.
 CHAIN_SECONDS = 30.0
 # While items are queued ahead, the task's thread lets answers gather this long before
 # storing them, instead of waking once per answer.
 GATHER_SECONDS = 0.02
-
-
-def chunk_claim(chunk_id: int) -> RunChunk | None:
-    """Take the chunk if it is pending or its lease has expired; return None if someone else has it."""
-    now = timezone.now()
-    claimed = (
-        RunChunk.objects.filter(pk=chunk_id)
-        .filter(Q(status=ChunkStatus.PENDING) | Q(status=ChunkStatus.RUNNING, lease_until__lt=now))
-        .update(status=ChunkStatus.RUNNING, lease_until=now + LEASE, attempts=F("attempts") + 1, updated_at=now)
-    )
-    if not claimed:
-        return None
-    return RunChunk.objects.select_related("run__gold_set_version", "judge_version").get(pk=chunk_id)
-
-
-def chunk_verdicts(chunk: RunChunk):
-    return Verdict.objects.filter(
-        run_id=chunk.run_id,
-        judge_version_id=chunk.judge_version_id,
-        repeat=chunk.repeat,
-        query_id__gte=chunk.first_query_id,
-        query_id__lte=chunk.last_query_id,
-    )
-
-
-def chunk_queries(chunk: RunChunk, skip_ids: set):
-    """Yield the chunk's gold queries not yet judged, grouped by warehouse (one slice in memory).
-
-    Queries of one warehouse come together, each carrying the warehouse's latest catalogue
-    (looked up once per chunk, on this thread): they share a prompt prefix, so the vendor's
-    cache written by the first is read by the rest.
-    """
-    from labelling.models import GoldSetVersionItem
-
-    items = (
-        GoldSetVersionItem.objects.filter(
-            version_id=chunk.run.gold_set_version_id,
-            query_id__gte=chunk.first_query_id,
-            query_id__lte=chunk.last_query_id,
-        )
-        .select_related("query__warehouse")
-        .order_by("query__warehouse_id", "query_id")
-    )
-    catalogues: dict = {}
-    for item in items:
-        if item.query_id not in skip_ids:
-            query = item.query
-            if query.warehouse_id not in catalogues:
-                catalogues[query.warehouse_id] = catalogue_get_latest(warehouse_id=query.warehouse_id)
-            query.judge_catalogue = catalogues[query.warehouse_id]
-            yield query
-
-
-def judge_safely(backend, query) -> VerdictResult:
-    """Call the backend; anything it raises becomes an error verdict, never a reject."""
-    try:
-        return backend.judge(query)
-    except Exception as exc:  # noqa: BLE001 - a crashing checker is counted, not folded into a verdict
-        log.exception("judge %s crashed on query %s", backend.judge_version, query.pk)
-        return VerdictResult.error(f"judge crashed: {type(exc).__name__}: {exc}")
-    finally:
-        if getattr(backend, "uses_database", False) and getattr(backend, "concurrent", False):
-            connections.close_all()  # this thread's own connections only
-
-
-class ChunkWriter:
-    """Buffer verdicts and flush them; keep the chunk's lease and figures current; watch for stop."""
-
-    def __init__(self, chunk: RunChunk):
-        self.chunk = chunk
-        self.run = chunk.run
-        self.buffer: list[Verdict] = []
-        # The request prefixes of buffered verdicts, by hash; stored once at flush.
-        self.prefixes: dict[str, VerdictResult] = {}
-        self.prefix_ids: dict[str, int] = {}
-        self.unflushed_spend = Decimal("0")
-        self.last_flush = time.monotonic()
-        self.stop_reason = ""
-        self.exhausted = False  # every item of the chunk has been handed out
-
-    def add(self, query, result: VerdictResult) -> None:
-        verdict = Verdict(
-            judge_version_id=self.chunk.judge_version_id,
-            query_id=query.pk,
-            run_id=self.run.pk,
-            repeat=self.chunk.repeat,
-            **result.verdict_fields(),
-        )
-        if result.prefix_sha256:
-            verdict.prefix_sha256 = result.prefix_sha256
-            if result.prefix_sha256 not in self.prefix_ids:
-                self.prefixes[result.prefix_sha256] = result
-        self.buffer.append(verdict)
-        self.unflushed_spend += result.cost_usd
-
-    def due(self) -> bool:
-        return len(self.buffer) >= FLUSH_EVERY_VERDICTS or time.monotonic() - self.last_flush >= FLUSH_EVERY_SECONDS
-
-    def flush(self) -> None:
-        """Store buffered verdicts, refresh the chunk's exact figures, renew the lease, check for stop."""
-        now = timezone.now()
-        if self.prefixes:
-            self.prefix_ids.update(
-                prompt_prefix_ids(judge_version_id=self.chunk.judge_version_id, results=self.prefixes.values())
-            )
-            self.prefixes = {}
-        for verdict in self.buffer:
-            sha = getattr(verdict, "prefix_sha256", "")
-            if sha:
-                verdict.prompt_prefix_id = self.prefix_ids[sha]
-        with transaction.atomic():
-            if self.buffer:
-                Verdict.objects.bulk_create(self.buffer, ignore_conflicts=True, batch_size=500)
-            figures = chunk_verdicts(self.chunk).aggregate(
-                done=Count("id"), errors=Count("id", filter=Q(decision=Decision.ERROR)), spent=Sum("cost_usd")
-            )
-            RunChunk.objects.filter(pk=self.chunk.pk).update(
-                done_count=figures["done"],
-                error_count=figures["errors"],
-                spent_usd=figures["spent"] or 0,
-                lease_until=now + LEASE,
-                updated_at=now,
-            )
-        self.buffer, self.unflushed_spend = [], Decimal("0")
-        self.last_flush = time.monotonic()
-        self.check_stop()
-
-    def check_stop(self) -> None:
-        run = CalibrationRun.objects.only("status", "spend_cap_usd").get(pk=self.run.pk)
-        if run.status != RunStatus.RUNNING:
-            self.stop_reason = f"run is {run.status}"
-            return
-        if run.spend_cap_usd is None:
-            return
-        spent = RunChunk.objects.filter(run_id=run.pk).aggregate(s=Sum("spent_usd"))["s"] or Decimal("0")
-        if spent + self.unflushed_spend >= run.spend_cap_usd:
-            reason = f"spend cap ${run.spend_cap_usd} reached (${spent:.4f} spent)"
-            CalibrationRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(
-                status=RunStatus.STOPPED_BUDGET, stop_reason=reason, finished_at=timezone.now()
-            )
-            self.stop_reason = reason
-
-    @property
-    def stopping(self) -> bool:
-        return bool(self.stop_reason)
-
-
-def chunk_release(chunk: RunChunk) -> None:
-    """Hand a chunk back (run stopped): a resume picks it up where its verdicts end."""
-    RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.PENDING, lease_until=None, updated_at=timezone.now())
-
-
-def chunk_finish(writer: ChunkWriter) -> str:
-    """Flush a chunk whose items are all answered; mark it done, or hand it back if stopping."""
-    writer.flush()
-    if writer.stopping:
-        chunk_release(writer.chunk)
-        run_finish_if_stopped(writer.chunk.run_id)
-        return f"stopped: {writer.stop_reason}"
-    RunChunk.objects.filter(pk=writer.chunk.pk).update(
-        status=ChunkStatus.DONE, lease_until=None, updated_at=timezone.now()
-    )
-    run_finish_if_complete(writer.chunk.run_id)
-    return "done"
-
-
-def pending_chunk_ids(run_id: int, judge_version_id: int, limit: int = 8) -> list[int]:
-    return list(
-        RunChunk.objects.filter(run_id=run_id, judge_version_id=judge_version_id, status=ChunkStatus.PENDING)
-        .order_by("pk")
-        .values_list("pk", flat=True)[:limit]
-    )
-
-
-def next_chunk_claim(run_id: int, judge_version_id: int) -> RunChunk | None:
-    """Claim another pending chunk of the run and judge version, if any is left."""
-    for candidate in pending_chunk_ids(run_id, judge_version_id):
-        claimed = chunk_claim(candidate)
-        if claimed is not None:
-            return claimed
-    return None
 
 
 def run_chunk_execute(*, chunk_id: int, continue_with_next: bool = True, hand_on=None) -> str:
@@ -234,52 +47,49 @@ def run_chunk_execute(*, chunk_id: int, continue_with_next: bool = True, hand_on
     and while the version has chunks pending when this returns, `hand_on(chunk id)` queues
     the lane's next task, behind the other versions' lanes.
     """
-    chunk = chunk_claim(chunk_id)
+    chunk = chunk_claim(chunk_id=chunk_id)
     if chunk is None and hand_on is not None:
         mine = RunChunk.objects.filter(pk=chunk_id).values("run_id", "judge_version_id").first()
-        chunk = mine and next_chunk_claim(mine["run_id"], mine["judge_version_id"])
+        chunk = mine and chunk_next_claim(run_id=mine["run_id"], judge_version_id=mine["judge_version_id"])
     if chunk is None:
         return "not claimed"
-    outcome = chunk_execute(chunk, continue_with_next=continue_with_next)
+    outcome = chunk_execute(chunk=chunk, continue_with_next=continue_with_next)
     if hand_on is not None and CalibrationRun.objects.filter(pk=chunk.run_id, status=RunStatus.RUNNING).exists():
-        following = pending_chunk_ids(chunk.run_id, chunk.judge_version_id, limit=1)
+        following = chunk_pending_ids(run_id=chunk.run_id, judge_version_id=chunk.judge_version_id, limit=1)
         if following:
             hand_on(following[0])
     return outcome
 
 
-def chunk_execute(chunk: RunChunk, *, continue_with_next: bool) -> str:
+def chunk_execute(*, chunk: RunChunk, continue_with_next: bool) -> str:
     writer = ChunkWriter(chunk)
     writer.check_stop()
     if writer.stopping:
-        chunk_release(chunk)
+        chunk_release(chunk=chunk)
         return f"not started: {writer.stop_reason}"
     backend = get_backend(chunk.judge_version)
     if getattr(backend, "use_batches", False):
-        return judge_by_batch(backend, writer)
+        return judge_by_batch(backend=backend, writer=writer)
     if backend.concurrent:
-        return judge_concurrently(backend, writer, continue_with_next=continue_with_next)
-    done_ids = set(chunk_verdicts(chunk).values_list("query_id", flat=True))
-    for query in chunk_queries(chunk, done_ids):
+        return ConcurrentJudging(backend, writer, continue_with_next=continue_with_next).run()
+    for query in chunk_queries(chunk=chunk, skip_ids=chunk_done_query_ids(chunk=chunk)):
         writer.add(query, judge_safely(backend, query))
         if writer.due():
             writer.flush()
             if writer.stopping:
                 break
-    return chunk_finish(writer)
+    return chunk_finish(writer=writer)
 
 
-def judge_by_batch(backend, writer: ChunkWriter) -> str:
+def judge_by_batch(*, backend, writer: ChunkWriter) -> str:
     """Send the chunk's missing items as one vendor batch, wait for it, store the results.
 
     The batch id is kept on the chunk before waiting, so a resumed chunk waits for the
     same batch rather than paying for it twice.
     """
-    from judges.backends.policy import VendorCallFailed
-
     chunk = writer.chunk
-    done_ids = set(chunk_verdicts(chunk).values_list("query_id", flat=True))
-    queries = {query.pk: query for query in chunk_queries(chunk, done_ids)}  # one slice, bounded
+    done_ids = chunk_done_query_ids(chunk=chunk)
+    queries = {query.pk: query for query in chunk_queries(chunk=chunk, skip_ids=done_ids)}  # one slice, bounded
     if queries:
         batch_id = RunChunk.objects.values_list("batch_id", flat=True).get(pk=chunk.pk)
         try:
@@ -304,10 +114,10 @@ def judge_by_batch(backend, writer: ChunkWriter) -> str:
         if not writer.stopping:
             for query in queries.values():
                 writer.add(query, VerdictResult.error("the batch returned no result for this item"))
-    return chunk_finish(writer)
+    return chunk_finish(writer=writer)
 
 
-def judge_concurrently(backend, first: ChunkWriter, *, continue_with_next: bool) -> str:
+class ConcurrentJudging:
     """Keep the vendor pool's concurrency busy: each thread takes its next item as soon as a call returns.
 
     The calling thread keeps a queue of items (from the current chunk, then from lazily
@@ -315,135 +125,148 @@ def judge_concurrently(backend, first: ChunkWriter, *, continue_with_next: bool)
     thread never waits for it between two calls, so a flush or a chunk boundary does not
     idle the pool. A chunk is finished once all its items are answered.
     """
-    width = backend.pool.concurrency
-    writers = [first]
-    outcome = "done"
-    chained_since = time.monotonic()
 
-    def work():
+    def __init__(self, backend, first: ChunkWriter, *, continue_with_next: bool):
+        self.backend = backend
+        self.width = backend.pool.concurrency
+        self.continue_with_next = continue_with_next
+        self.chained_since = time.monotonic()
+        self.writers = [first]  # chunks being judged, in the order they were claimed
+        self.pending = {first: 0}  # per chunk: items handed out and not answered yet
+        self.in_flight = 0  # handed to the threads, not yet answered
+        self.exhausted = False  # no item is left to hand out
+        self.outcome = "done"
+        self.items = self.chained_items(first)
+        self.todo: queue.SimpleQueue = queue.SimpleQueue()
+        self.answered: queue.SimpleQueue = queue.SimpleQueue()
+        self.threads = [
+            threading.Thread(target=self.judge_loop, name=f"judge-{i}", daemon=True) for i in range(self.width)
+        ]
+
+    def run(self) -> str:
+        """Judge until every handed-out item is answered; return the last chunk's outcome."""
+        for thread in self.threads:
+            thread.start()
+        try:
+            while True:
+                self.feed()
+                if self.stopping:
+                    self.in_flight -= self.take_back_queued()
+                self.finish_answered_chunks()
+                if not self.in_flight:
+                    break
+                self.store(self.collect_answers())
+                self.flush_due()
+        finally:
+            self.stop_threads()
+        # Whatever is left was cut short by a stop: store it and hand the chunks back.
+        for writer in self.writers:
+            self.outcome = chunk_finish(writer=writer)
+        return self.outcome
+
+    @property
+    def stopping(self) -> bool:
+        return any(writer.stopping for writer in self.writers)
+
+    # --- Items in: the current chunk, then the judge version's next ones -------------------
+
+    def chained_items(self, first: ChunkWriter):
+        """Yield (writer, query) for every missing item, chaining on to further chunks while allowed."""
         writer = first
         while writer is not None:
-            done_ids = set(chunk_verdicts(writer.chunk).values_list("query_id", flat=True))
-            for query in chunk_queries(writer.chunk, done_ids):
+            for query in chunk_queries(chunk=writer.chunk, skip_ids=chunk_done_query_ids(chunk=writer.chunk)):
                 yield writer, query
             writer.exhausted = True
-            if not continue_with_next or writer.stopping or time.monotonic() - chained_since > CHAIN_SECONDS:
-                return
-            following = next_chunk_claim(writer.chunk.run_id, writer.chunk.judge_version_id)
-            if following is None:
-                return
-            writer = ChunkWriter(following)
-            writers.append(writer)
+            writer = self.next_writer(after=writer)
 
-    todo: queue.SimpleQueue = queue.SimpleQueue()
-    answered: queue.SimpleQueue = queue.SimpleQueue()
+    def next_writer(self, *, after: ChunkWriter) -> ChunkWriter | None:
+        """Claim the judge version's next pending chunk, unless chaining is off, stopping or over time."""
+        if not self.continue_with_next or after.stopping or time.monotonic() - self.chained_since > CHAIN_SECONDS:
+            return None
+        following = chunk_next_claim(run_id=after.chunk.run_id, judge_version_id=after.chunk.judge_version_id)
+        if following is None:
+            return None
+        writer = ChunkWriter(following)
+        self.writers.append(writer)
+        return writer
 
-    def judge_loop():
-        while (item := todo.get()) is not None:
+    def feed(self) -> None:
+        """Keep two pools' width of items queued beyond the calls in flight."""
+        while not self.exhausted and not self.stopping and self.todo.qsize() < 2 * self.width:
+            item = next(self.items, None)
+            if item is None:
+                self.exhausted = True
+                return
+            writer, _ = item
+            self.pending[writer] = self.pending.get(writer, 0) + 1
+            self.in_flight += 1
+            self.todo.put(item)
+
+    # --- The threads ------------------------------------------------------------------------
+
+    def judge_loop(self) -> None:
+        """One thread: judge queued items until told to stop (None)."""
+        while (item := self.todo.get()) is not None:
             writer, query = item
             try:
-                result = judge_safely(backend, query)
+                result = judge_safely(self.backend, query)
             except BaseException as exc:  # noqa: BLE001 - the caller must get an answer for every item
                 result = VerdictResult.error(f"judge crashed: {type(exc).__name__}")
-            answered.put((writer, query, result))
+            self.answered.put((writer, query, result))
 
-    items = work()
-    exhausted = False
-    in_flight = 0  # handed to the threads, not yet answered
-    pending = {first: 0}  # per chunk: items handed out and not answered yet
-    threads = [threading.Thread(target=judge_loop, name=f"judge-{i}", daemon=True) for i in range(width)]
-    for thread in threads:
-        thread.start()
-    try:
+    def take_back_queued(self) -> int:
+        """Take back the queued items no thread has started; return how many."""
+        taken = 0
         while True:
-            # Keep two pools' width of items queued beyond the calls in flight.
-            while not exhausted and not any(w.stopping for w in writers) and todo.qsize() < 2 * width:
-                item = next(items, None)
-                if item is None:
-                    exhausted = True
-                    break
-                writer, _ = item
-                pending[writer] = pending.get(writer, 0) + 1
-                in_flight += 1
-                todo.put(item)
-            if any(w.stopping for w in writers):
-                in_flight -= _unqueue(todo, pending)
-            for writer in list(writers):
-                if writer.exhausted and not pending.get(writer):
-                    outcome = chunk_finish(writer)
-                    writers.remove(writer)
-                    pending.pop(writer, None)
-            if not in_flight:
-                break
             try:
-                results = [answered.get(timeout=FLUSH_EVERY_SECONDS)]
+                item = self.todo.get_nowait()
             except queue.Empty:
-                results = []
-            if results and not exhausted:
-                # The threads have plenty queued: let answers gather rather than wake (and
-                # take the GIL) once per answer.
-                time.sleep(GATHER_SECONDS)
-            while True:  # take every answer that is in, one flush check for all
-                try:
-                    results.append(answered.get_nowait())
-                except queue.Empty:
-                    break
-            for writer, query, result in results:
-                in_flight -= 1
-                pending[writer] -= 1
-                writer.add(query, result)
-            for writer in writers:
-                if writer.due():
-                    writer.flush()
-    finally:
-        # Let the threads go: items not started are dropped (their chunk is handed back).
-        _unqueue(todo, pending)
-        for _ in threads:
-            todo.put(None)
-        for thread in threads:
+                return taken
+            if item is not None:
+                self.pending[item[0]] -= 1
+                taken += 1
+
+    def stop_threads(self) -> None:
+        """Let the threads go: items not started are dropped (their chunk is handed back)."""
+        self.take_back_queued()
+        for _ in self.threads:
+            self.todo.put(None)
+        for thread in self.threads:
             thread.join()
-    # Whatever is left was cut short by a stop: store it and hand the chunks back.
-    for writer in writers:
-        outcome = chunk_finish(writer)
-    return outcome
 
+    # --- Answers out ------------------------------------------------------------------------
 
-def _unqueue(todo: queue.SimpleQueue, pending: dict) -> int:
-    """Take back the queued items no thread has started; return how many."""
-    taken = 0
-    while True:
+    def collect_answers(self) -> list:
+        """Wait up to a flush interval for an answer, then take every answer that is in."""
         try:
-            item = todo.get_nowait()
+            results = [self.answered.get(timeout=FLUSH_EVERY_SECONDS)]
         except queue.Empty:
-            return taken
-        if item is not None:
-            pending[item[0]] -= 1
-            taken += 1
+            results = []
+        if results and not self.exhausted:
+            # The threads have plenty queued: let answers gather rather than wake (and
+            # take the GIL) once per answer.
+            time.sleep(GATHER_SECONDS)
+        while True:
+            try:
+                results.append(self.answered.get_nowait())
+            except queue.Empty:
+                return results
 
+    def store(self, results: list) -> None:
+        for writer, query, result in results:
+            self.in_flight -= 1
+            self.pending[writer] -= 1
+            writer.add(query, result)
 
-def run_totals(run_id: int) -> dict:
-    figures = RunChunk.objects.filter(run_id=run_id).aggregate(
-        done=Sum("done_count"), errors=Sum("error_count"), spent=Sum("spent_usd"), total=Sum("item_count")
-    )
-    return {k: v or 0 for k, v in figures.items()}
+    def flush_due(self) -> None:
+        for writer in self.writers:
+            if writer.due():
+                writer.flush()
 
-
-def run_finish_if_complete(run_id: int) -> None:
-    """Mark the run completed once no chunk is left (the last chunk to commit sees all)."""
-    if RunChunk.objects.filter(run_id=run_id).exclude(status=ChunkStatus.DONE).exists():
-        return
-    totals = run_totals(run_id)
-    CalibrationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
-        status=RunStatus.COMPLETED,
-        finished_at=timezone.now(),
-        done_count=totals["done"],
-        error_count=totals["errors"],
-        spent_usd=totals["spent"],
-    )
-
-
-def run_finish_if_stopped(run_id: int) -> None:
-    totals = run_totals(run_id)
-    CalibrationRun.objects.filter(pk=run_id).exclude(status=RunStatus.RUNNING).update(
-        done_count=totals["done"], error_count=totals["errors"], spent_usd=totals["spent"]
-    )
+    def finish_answered_chunks(self) -> None:
+        """Finish each chunk whose items are all handed out and answered."""
+        for writer in list(self.writers):
+            if writer.exhausted and not self.pending.get(writer):
+                self.outcome = chunk_finish(writer=writer)
+                self.writers.remove(writer)
+                self.pending.pop(writer, None)

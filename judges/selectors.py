@@ -22,7 +22,7 @@ from labelling.models import GoldSetVersion, Query
 
 def run_progress(run: CalibrationRun) -> dict:
     """Return done/total/errors/spend and an ETA from the rate since the run last (re)started."""
-    from judges.runner import run_totals
+    from judges.chunks import run_totals
 
     totals = run_totals(run.pk)
     total = totals["total"] or run.total_tasks

@@ -6,13 +6,17 @@ import re
 from decimal import Decimal
 from itertools import zip_longest
 
+from celery import current_app
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from judges import vendor_access
+from judges.backends import get_backend, judge_safely
 from judges.backends.ladder import rung_problem
+from judges.backends.vendors import anthropic_endpoint, openai_endpoint
+from judges.chunks import LEASE, run_totals
 from judges.models import (
     Backend,
     CalibrationRun,
@@ -51,9 +55,13 @@ ANTHROPIC_CACHE_READ_FACTOR = Decimal("0.1")
 # secret never lands in the database (name an environment variable with api_key_env).
 SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|token|password)$", re.I)
 VENDOR_BACKENDS = {Backend.ANTHROPIC, Backend.OPENAI_COMPATIBLE, Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE}
+# The tasks, by their registered names: judges/tasks.py imports this module, so this module
+# sends to them by name rather than import them.
+PLAN_TASK = "judges.plan_calibration_run"
+CHUNK_TASK = "judges.execute_run_chunk"
 
 
-def judge_config_validate(config) -> dict:
+def _config_validated(config) -> dict:
     if config in (None, ""):
         return {}
     if not isinstance(config, dict):
@@ -70,10 +78,8 @@ def judge_config_validate(config) -> dict:
     return config
 
 
-def judge_version_is_simulated(fields: dict) -> bool:
+def _is_simulated(fields: dict) -> bool:
     """Say whether a version is bound to the local vendor simulator (explicitly, never for want of a key)."""
-    from judges.backends.vendors import anthropic_endpoint, openai_endpoint
-
     backend = fields.get("backend")
     if backend not in VENDOR_BACKENDS:
         return False
@@ -87,7 +93,7 @@ def judge_version_is_simulated(fields: dict) -> bool:
     return endpoint.simulated
 
 
-def judge_version_default_cache_prices(fields: dict) -> None:
+def _fill_default_cache_prices(fields: dict) -> None:
     """Fill an Anthropic version's unset cache prices from its input price (1.25x write, 0.1x read)."""
     if fields.get("backend") != Backend.ANTHROPIC:
         return
@@ -100,7 +106,7 @@ def judge_version_default_cache_prices(fields: dict) -> None:
         fields["price_cache_read_per_mtok"] = (price_in * ANTHROPIC_CACHE_READ_FACTOR).quantize(Decimal("0.0001"))
 
 
-def prompt_prefix_ids(*, judge_version_id: int, results) -> dict[str, int]:
+def prompt_prefixes_store(*, judge_version_id: int, results) -> dict[str, int]:
     """Store the request prefixes of these results once each; return {sha256: prefix id}.
 
     A prefix is the same for every verdict of a version on one catalogue version, so a
@@ -128,7 +134,7 @@ def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
     unknown = set(fields) - set(VERSION_FIELDS) - {"is_simulated"}
     if unknown:
         raise ValidationError(f"unknown judge version fields: {', '.join(sorted(unknown))}")
-    fields["config"] = judge_config_validate(fields.get("config"))
+    fields["config"] = _config_validated(fields.get("config"))
     if fields.get("backend") == Backend.LADDER and (problem := rung_problem(fields["config"])):
         raise ValidationError({"config": [problem]})
     latest = judge.latest_version
@@ -136,8 +142,8 @@ def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
     if fields.get("is_simulated") and fields.get("backend") in VENDOR_BACKENDS:
         # Simulated is a binding, not a label: the calls go to the simulator.
         fields["config"] = {**fields["config"], "simulated": True}
-    fields["is_simulated"] = judge_version_is_simulated(fields)
-    judge_version_default_cache_prices(fields)
+    fields["is_simulated"] = _is_simulated(fields)
+    _fill_default_cache_prices(fields)
     Judge.objects.select_for_update().filter(pk=judge.pk).first()  # serialise version numbering
     number = (judge.versions.aggregate(n=Max("number"))["n"] or 0) + 1
     version = JudgeVersion(judge=judge, number=number, created_by=user, **fields)
@@ -175,9 +181,6 @@ def judge_live_query(*, judge_version: JudgeVersion, query) -> Verdict:
 
     Judging the same query again with the same version returns the stored verdict.
     """
-    from judges.backends import get_backend
-    from judges.runner import judge_safely
-
     existing = Verdict.objects.filter(judge_version=judge_version, query=query, run__isnull=True, repeat=0).first()
     if existing:
         return existing
@@ -185,7 +188,7 @@ def judge_live_query(*, judge_version: JudgeVersion, query) -> Verdict:
     if judge_version.backend == Backend.REPLAY:
         backend.judge(query)
     result = judge_safely(backend, query)
-    prefix_ids = prompt_prefix_ids(judge_version_id=judge_version.pk, results=[result])
+    prefix_ids = prompt_prefixes_store(judge_version_id=judge_version.pk, results=[result])
     try:
         with transaction.atomic():
             return Verdict.objects.create(
@@ -229,18 +232,17 @@ def calibration_run_start(
     # Plan here (it streams ids and writes one row per slice) rather than in a task: one
     # broker hop less before the first vendor call.
     calibration_run_plan(run=run)
-    transaction.on_commit(lambda: run_lanes_enqueue(run.pk))
+    transaction.on_commit(lambda: run_lanes_enqueue(run_id=run.pk))
     run.refresh_from_db()
     return run
 
 
-def run_enqueue_plan(run: CalibrationRun) -> None:
-    from judges.tasks import plan_calibration_run
+def run_plan_enqueue(*, run: CalibrationRun) -> None:
+    """Queue the run's planning task once this transaction commits."""
+    transaction.on_commit(lambda: current_app.send_task(PLAN_TASK, args=[run.pk]))
 
-    transaction.on_commit(lambda: plan_calibration_run.delay(run.pk))
 
-
-def item_slices(gold_set_version, size: int | None = None):
+def _item_slices(gold_set_version, size: int | None = None):
     """Yield (first_query_id, last_query_id, count) slices of the version's items, streaming ids."""
     size = size or CHUNK_SIZE
     ids = gold_set_version.items.order_by("query_id").values_list("query_id", flat=True).iterator(chunk_size=5000)
@@ -267,7 +269,7 @@ def calibration_run_plan(*, run: CalibrationRun) -> list[int]:
     if not run.chunks.exists():
         versions = list(run.judge_versions.order_by("pk"))
         batch, total = [], 0
-        for first, last, count in item_slices(run.gold_set_version):
+        for first, last, count in _item_slices(run.gold_set_version):
             for repeat in range(run.repeats):
                 for version in versions:
                     batch.append(
@@ -324,8 +326,6 @@ def calibration_run_resume(*, run: CalibrationRun, spend_cap_usd=None) -> Calibr
         raise ValidationError(
             {"spend_cap_usd": f"the run has spent ${run.spent_usd}; raise the cap above that to resume"}
         )
-    from judges.runner import run_totals
-
     totals = run_totals(run.pk)
     run.status = RunStatus.RUNNING if run.chunks.exists() else RunStatus.PENDING
     run.stop_reason = ""
@@ -336,11 +336,11 @@ def calibration_run_resume(*, run: CalibrationRun, spend_cap_usd=None) -> Calibr
     run.chunks.filter(status=ChunkStatus.RUNNING).update(
         status=ChunkStatus.PENDING, lease_until=None, updated_at=timezone.now()
     )
-    run_enqueue_plan(run)
+    run_plan_enqueue(run=run)
     return run
 
 
-def run_lanes_enqueue(run_id: int) -> int:
+def run_lanes_enqueue(*, run_id: int) -> int:
     """Queue a few lanes per judge version of the run; return how many tasks were queued.
 
     A lane is a task that works chunk after chunk of one judge version and hands itself on
@@ -359,15 +359,14 @@ def run_lanes_enqueue(run_id: int) -> int:
         for version in run.judge_versions.order_by("pk")
     ]
     chunk_ids = [chunk_id for wave in zip_longest(*lanes) for chunk_id in wave if chunk_id is not None]
-    run_chunks_enqueue(chunk_ids)
+    run_chunks_enqueue(chunk_ids=chunk_ids)
     return len(chunk_ids)
 
 
-def run_chunks_enqueue(chunk_ids) -> None:
-    from judges.tasks import execute_run_chunk
-
+def run_chunks_enqueue(*, chunk_ids) -> None:
+    """Send one chunk task per id, now (callers in a transaction send on commit)."""
     for chunk_id in chunk_ids:
-        execute_run_chunk.delay(chunk_id)
+        current_app.send_task(CHUNK_TASK, args=[chunk_id])
 
 
 def run_stale_chunks_requeue() -> int:
@@ -377,15 +376,13 @@ def run_stale_chunks_requeue() -> int:
     for a lease (its lanes were lost, e.g. the broker refused a lane's hand-on) gets new
     lanes, and its pending chunks are marked as touched so the next check waits a lease.
     """
-    from judges.runner import LEASE
-
     now = timezone.now()
     stale = list(
         RunChunk.objects.filter(
             status=ChunkStatus.RUNNING, lease_until__lt=now, run__status=RunStatus.RUNNING
         ).values_list("pk", flat=True)
     )
-    run_chunks_enqueue(stale)
+    run_chunks_enqueue(chunk_ids=stale)
     queued = len(stale)
     stalled = (
         CalibrationRun.objects.filter(status=RunStatus.RUNNING, chunks__status=ChunkStatus.PENDING)
@@ -396,5 +393,5 @@ def run_stale_chunks_requeue() -> int:
     )
     for run_id in list(stalled):
         RunChunk.objects.filter(run_id=run_id, status=ChunkStatus.PENDING).update(updated_at=now)
-        queued += run_lanes_enqueue(run_id)
+        queued += run_lanes_enqueue(run_id=run_id)
     return queued

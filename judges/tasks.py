@@ -1,45 +1,58 @@
-"""Celery tasks for calibration runs: thin, idempotent, acks_late."""
+"""Celery tasks for calibration runs: thin, idempotent, acks_late, retried on transient errors only.
+
+Each task takes ids and calls one service or the runner; a claim (a conditional update)
+makes a redelivered or retried task do nothing twice. Queues are routed in settings.
+"""
 
 import logging
 
 from celery import shared_task
-from django.db import transaction
+from django.db import InterfaceError, transaction
+from django.db import OperationalError as DatabaseOperationalError
+from kombu.exceptions import OperationalError as BrokerOperationalError
+
+from judges.models import CalibrationRun, RunChunk
+from judges.runner import run_chunk_execute
+from judges.services import calibration_run_plan, run_chunks_enqueue, run_lanes_enqueue, run_stale_chunks_requeue
 
 log = logging.getLogger(__name__)
 
+# Only what may be fine on the next try: a dropped or locked database connection, a broker
+# that is briefly unreachable. A bug raises anything else and is not retried.
+TRANSIENT_ERRORS = (DatabaseOperationalError, InterfaceError, BrokerOperationalError)
+RETRY_OPTIONS = {
+    "acks_late": True,
+    "autoretry_for": TRANSIENT_ERRORS,
+    "retry_backoff": True,
+    "retry_backoff_max": 60,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
 
-@shared_task(name="judges.plan_calibration_run", acks_late=True)
+
+@shared_task(name="judges.plan_calibration_run", **RETRY_OPTIONS)
 def plan_calibration_run(run_id: int) -> int:
     """Split a run into chunks (once) and queue its lanes (services.run_lanes_enqueue)."""
-    from judges.models import CalibrationRun
-    from judges.services import calibration_run_plan, run_lanes_enqueue
-
     run = CalibrationRun.objects.filter(pk=run_id).first()
     if run is None:
         log.warning("calibration run %s is gone; nothing to plan", run_id)
         return 0
     chunk_ids = calibration_run_plan(run=run)
     if chunk_ids:
-        transaction.on_commit(lambda: run_lanes_enqueue(run_id))
+        transaction.on_commit(lambda: run_lanes_enqueue(run_id=run_id))
     return len(chunk_ids)
 
 
-@shared_task(name="judges.execute_run_chunk", acks_late=True)
+@shared_task(name="judges.execute_run_chunk", **RETRY_OPTIONS)
 def execute_run_chunk(chunk_id: int) -> str:
     """Judge the missing items of one chunk, then go on as a lane; a redelivery does nothing twice."""
-    from judges.models import RunChunk
-    from judges.runner import run_chunk_execute
-    from judges.services import run_chunks_enqueue
-
     if not RunChunk.objects.filter(pk=chunk_id).exists():
         log.warning("run chunk %s is gone; skipping", chunk_id)
         return "gone"
-    return run_chunk_execute(chunk_id=chunk_id, hand_on=lambda following: run_chunks_enqueue([following]))
+    return run_chunk_execute(chunk_id=chunk_id, hand_on=lambda following: run_chunks_enqueue(chunk_ids=[following]))
 
 
-@shared_task(name="judges.requeue_stale_chunks", acks_late=True)
+@shared_task(name="judges.requeue_stale_chunks", **RETRY_OPTIONS)
 def requeue_stale_chunks() -> int:
     """Hand chunks of crashed workers (expired leases) to live ones; schedule with beat."""
-    from judges.services import run_stale_chunks_requeue
-
     return run_stale_chunks_requeue()

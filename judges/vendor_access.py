@@ -10,7 +10,7 @@ held to lists an admin sets in the environment:
   a key is only ever sent to a host an admin approved; only an admin may set or change it.
 
 The lists are checked when a version is saved (`judge_config_check`) and again when a judge
-is called (`refused_backend`): a version saved before a list changed is answered with
+is called (`judges/backends/refused.py` `refused_backend`): a version saved before a list changed is answered with
 `error` verdicts, never a reject and never a call. `redact_secrets` takes out of a verdict
 (and `RedactSecretsFilter` out of a log line) any key or DSN the process holds, in case a
 vendor echoes one back.
@@ -101,37 +101,6 @@ def judge_config_check(*, config: dict, previous_config: dict | None, user=None)
         problems.append("only an admin can set or change a judge's base_url")
     if problems:
         raise ValidationError({"config": problems})
-
-
-class RefusedBackend:
-    """Stands in for a judge whose config the allow-lists refuse: every call is an `error` verdict.
-
-    Plain rather than a JudgeBackend: this module is imported by the logging set-up, before
-    any model may be (and the backends import it).
-    """
-
-    concurrent = False
-
-    def __init__(self, judge_version, reason: str):
-        self.judge_version = judge_version
-        self.config = judge_version.config or {}
-        self.reason = reason
-
-    def vendor_key(self) -> str:
-        return f"refused:{self.judge_version.pk}"
-
-    def judge(self, query):
-        from judges.backends.base import VerdictResult  # see the class docstring
-
-        return VerdictResult.error(self.reason, context={"backend": self.judge_version.backend, "refused": True})
-
-
-def refused_backend(judge_version) -> RefusedBackend | None:
-    """Return a backend that only answers `error` if the version's config is refused now, else None."""
-    problems = judge_config_problems(judge_version.config or {})
-    if not problems:
-        return None
-    return RefusedBackend(judge_version, "judge not called: " + "; ".join(problems))
 
 
 # --- Keeping secrets out of records --------------------------------------------------------

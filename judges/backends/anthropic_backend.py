@@ -69,7 +69,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
         }
 
     def judge(self, query) -> VerdictResult:
-        import anthropic
+        import anthropic  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
 
         prompt = self.prompt_for(query)
         request = self.request(query, prompt)
@@ -109,7 +109,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
 
     def batch_submit(self, queries) -> str:
         """Create one Message Batch for the queries (custom_id = q<query id>); return its id."""
-        import anthropic
+        import anthropic  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
 
         if self.endpoint.missing_key:
             raise VendorCallFailed(f"{self.endpoint.missing_key} is not set", attempts={})
@@ -129,7 +129,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
 
         `while_waiting()` returns True to stop waiting (the run was stopped).
         """
-        import anthropic
+        import anthropic  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
 
         client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
         transient = (anthropic.APITimeoutError, anthropic.APIConnectionError)

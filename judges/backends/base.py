@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from judges.models import Decision
+from judges.vendor_access import redact_secrets
 from labelling.models import ErrorClass
 
 # One list of error classes, shared with labels (labelling.models.ErrorClass).
@@ -140,8 +141,6 @@ class VerdictResult:
 
     def verdict_fields(self) -> dict:
         """Return the Verdict model fields this result fills, any key or DSN in them redacted."""
-        from judges.vendor_access import redact_secrets  # it imports this module
-
         fields = {
             "decision": self.decision,
             "reason": self.reason[:10_000],

@@ -9,7 +9,10 @@ query is accepted and the probe outcome is recorded (DESIGN.md, "Fail open").
 from __future__ import annotations
 
 from judges.backends.base import JudgeBackend, VerdictResult
+from judges.backends.llm import vendor_backend
 from judges.models import Decision
+from probes.fanout import check_fanout
+from probes.hypotheses import JoinFanoutHypothesis
 
 
 class HypothesisProbeBackend(JudgeBackend):
@@ -18,8 +21,6 @@ class HypothesisProbeBackend(JudgeBackend):
 
     def __init__(self, judge_version):
         super().__init__(judge_version)
-        from judges.backends import vendor_backend
-
         self.inner = vendor_backend(judge_version, self.config.get("vendor", "anthropic"), hypotheses=True)
         self.pool = self.inner.pool
 
@@ -56,9 +57,6 @@ class HypothesisProbeBackend(JudgeBackend):
     def probe(self, hypothesis: dict, query) -> dict:
         """Run one fan-out probe; a crash is an `error` outcome (fail open), never a reject."""
         try:
-            from probes.fanout import check_fanout
-            from probes.hypotheses import JoinFanoutHypothesis
-
             run = check_fanout(
                 hypothesis=JoinFanoutHypothesis(**hypothesis),
                 warehouse=query.warehouse,

@@ -81,7 +81,7 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
         return request
 
     def judge(self, query) -> VerdictResult:
-        import openai
+        import openai  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
 
         prompt = self.prompt_for(query)
         request = self.request(query, prompt)

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from judges import metrics
 from judges.backends.base import JudgeBackend, VerdictResult
+from judges.backends.llm import vendor_backend
 from judges.models import Decision
 
 
@@ -20,8 +21,6 @@ class SelfConsistencyBackend(JudgeBackend):
 
     def __init__(self, judge_version):
         super().__init__(judge_version)
-        from judges.backends import vendor_backend
-
         self.samples = max(1, int(self.config.get("samples", 5)))
         self.inner = vendor_backend(judge_version, self.config.get("vendor", "anthropic"))
         self.pool = self.inner.pool

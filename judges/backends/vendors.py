@@ -103,13 +103,13 @@ def cached_client(kind: str, endpoint: Endpoint, timeout_s: float):
         client = _clients.get(cache_key)
         if client is None:
             if kind == "anthropic":
-                import anthropic
+                import anthropic  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
 
                 client = anthropic.Anthropic(
                     api_key=endpoint.api_key, base_url=endpoint.base_url, timeout=timeout_s, max_retries=0
                 )
             else:
-                import openai
+                import openai  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
 
                 client = openai.OpenAI(
                     api_key=endpoint.api_key, base_url=endpoint.base_url, timeout=timeout_s, max_retries=0

@@ -7,10 +7,12 @@ verifier_version, catalogue_version)` and `probes.selectors.catalogue_get_latest
 
 from __future__ import annotations
 
+import json
 import time
 
 from judges.backends.base import ERROR_CLASSES, JudgeBackend, VerdictResult
 from judges.models import Decision
+from probes import selectors, verifier
 
 # Verifier outcomes that mean "could not check", not "the SQL is wrong".
 CHECKER_FAULTS = {"error", "timeout", "transport", "internal", "catalogue_missing"}
@@ -31,8 +33,6 @@ class VerifierBackend(JudgeBackend):
         if query.warehouse_id is None:
             return VerdictResult.error("the query names no warehouse, so there is no catalogue to verify against")
         try:
-            from probes import selectors, verifier
-
             # Without a catalogue the verifier still checks syntax and the plan, not names.
             catalogue = selectors.catalogue_get_latest(warehouse_id=query.warehouse_id)
             result = verifier.verify(query.sql, catalogue, warehouse=query.warehouse, rules=self.config.get("rules"))
@@ -71,8 +71,6 @@ class VerifierBackend(JudgeBackend):
 
 def _jsonable(value):
     try:
-        import json
-
         json.dumps(value)
         return value
     except TypeError:

@@ -3,9 +3,11 @@
 import pytest
 
 from judges.backends import BackendCannotJudge, get_backend
+from judges.backends.anthropic_backend import AnthropicBackend
 from judges.backends.base import token_cost
 from judges.demo import run_inline
-from judges.models import Decision, Verdict
+from judges.models import CalibrationRun, Decision, RunChunk, Verdict
+from judges.runner import run_chunk_execute
 from judges.services import judge_live_query
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
 from labelling.models import Query
@@ -122,8 +124,6 @@ def test_self_consistency_whose_samples_all_fail_is_an_error(vendor_simulator):
 
 
 def test_hypothesis_judge_returns_a_fanout_hypothesis_with_a_probe(vendor_simulator):
-    from judges.backends.anthropic_backend import AnthropicBackend
-
     answer = AnthropicBackend(simulated_version(), hypotheses=True).judge(query(WRONG_SQL))
     (hypothesis,) = answer.hypotheses
     assert hypothesis["suspected"] is True
@@ -189,8 +189,6 @@ def test_a_live_query_hit_by_a_vendor_outage_gets_an_error_verdict(vendor_simula
 
 
 def test_a_run_through_the_message_batches_api_stores_every_verdict_at_half_price(vendor_simulator):
-    from judges.models import RunChunk
-
     version = gold_set_version_with(mixed_items(correct=5, wrong=3, faults=["500", "malformed"]))
     batched = simulated_version(name="batched", use_batches=True, batch_poll_s=0.05)
     direct = simulated_version(name="direct")
@@ -213,9 +211,6 @@ def test_a_run_through_the_message_batches_api_stores_every_verdict_at_half_pric
 
 
 def test_a_resumed_batch_chunk_collects_the_same_batch_instead_of_paying_twice(vendor_simulator):
-    from judges.models import CalibrationRun, RunChunk
-    from judges.runner import run_chunk_execute
-
     version = gold_set_version_with(mixed_items(correct=4, wrong=2))
     batched = simulated_version(name="batched", use_batches=True, batch_poll_s=0.05)
     run = run_inline(gold_set_version=version, judge_versions=[batched], repeats=1)

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from judges.management.commands.import_verdicts import decision_from_text, judge_slug
 from judges.models import Judge, Verdict
 from judges.report import build_report
+from judges.verdict_formats import decision_from_text
+from judges.verdict_import import judge_slug
 from labelling.goldset_io import goldset_import
 
 pytestmark = pytest.mark.django_db

@@ -1,15 +1,26 @@
 """Calibration runs: one verdict per slot, spend cap, cancel and resume, idempotent chunks."""
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
+from judges import runner, services
+from judges.chunks import LEASE
 from judges.demo import run_inline
 from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
 from judges.runner import run_chunk_execute
-from judges.services import calibration_run_cancel, calibration_run_plan, calibration_run_resume, calibration_run_start
+from judges.selectors import run_progress
+from judges.services import (
+    calibration_run_cancel,
+    calibration_run_plan,
+    calibration_run_resume,
+    calibration_run_start,
+    run_stale_chunks_requeue,
+)
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
 
 pytestmark = pytest.mark.django_db
@@ -148,8 +159,6 @@ def test_a_budget_stopped_run_resumes_only_with_a_higher_cap_and_then_completes(
 
 
 def test_the_progress_of_a_running_run_has_an_eta_and_counts_errors(vendor_simulator):
-    from judges.selectors import run_progress
-
     version = gold_set_version_with(mixed_items(4, 0, faults=["500"]))
     judge_versions = [simulated_version(), simulated_version("b")]
     run = calibration_run_start(gold_set_version=version, judge_versions=judge_versions, repeats=1)
@@ -184,8 +193,6 @@ class LocalBroker:
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Chunks of two items, two lanes per judge version, one chunk per task before it hands on."""
-    from judges import runner, services
-
     monkeypatch.setattr(services, "CHUNK_SIZE", 2)
     monkeypatch.setattr(services, "LANES_PER_JUDGE_VERSION", 2)
     monkeypatch.setattr(runner, "CHAIN_SECONDS", 0)
@@ -229,13 +236,6 @@ def test_a_lane_whose_chunk_is_taken_judges_another_of_its_judge_version(vendor_
 def test_the_stale_check_requeues_a_crashed_chunk_and_revives_a_run_whose_lanes_were_lost(
     vendor_simulator, small_chunks
 ):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from judges.runner import LEASE
-    from judges.services import run_stale_chunks_requeue
-
     version = gold_set_version_with(mixed_items(4, 0))
     # Its lanes are queued on commit, which never comes here: as if the broker lost them.
     run = calibration_run_start(gold_set_version=version, judge_versions=[simulated_version()], repeats=1)

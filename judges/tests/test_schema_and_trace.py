@@ -15,11 +15,13 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from judges.backends import get_backend
+from judges.backends.prompt import request_join
 from judges.demo import register_simulated_judges, run_inline
 from judges.models import PromptPrefix, Verdict
 from judges.report import build_report
 from judges.services import judge_create
-from judges.simulator import Simulator, minimum_cacheable_tokens, parse_anthropic, tokens_of
+from judges.simulator import Simulator, parse_anthropic
+from judges.simulator.vendor import minimum_cacheable_tokens, tokens_of
 from labelling.demo import demo_gold_load
 from labelling.models import GoldSetVersion, Query
 from probes.catalogue import catalogue_refresh
@@ -60,8 +62,6 @@ def demo_run(demo_world, vendor_simulator):
 
 
 def request_text(verdict: Verdict) -> str:
-    from judges.backends.prompt import request_join
-
     request = request_join(verdict.prompt_prefix.body if verdict.prompt_prefix else None, verdict.request_tail)
     return json.dumps(request)
 

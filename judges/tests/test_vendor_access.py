@@ -10,6 +10,7 @@ import http.server
 import json
 import logging
 import socket
+import sys
 import threading
 
 import pytest
@@ -274,8 +275,6 @@ def test_the_console_log_handler_redacts_a_dsn_in_a_message_and_a_traceback(secr
     try:
         raise RuntimeError(f"could not connect to {WAREHOUSE_DSN}")
     except RuntimeError:
-        import sys
-
         record = logging.LogRecord("t", logging.ERROR, __file__, 1, "key %s failed", (FAKE_KEY,), sys.exc_info())
     assert handler.filter(record)
     text = handler.format(record)

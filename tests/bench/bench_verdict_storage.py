@@ -33,7 +33,7 @@ from django.db import connection
 from judges.backends import get_backend
 from judges.demo import register_simulated_judges
 from judges.models import CalibrationRun, Verdict
-from judges.services import prompt_prefix_ids
+from judges.services import prompt_prefixes_store
 from judges.simulator import Simulator, anthropic_message, parse_anthropic
 from labelling.demo import demo_gold_load
 from labelling.models import GoldSetVersion
@@ -85,7 +85,9 @@ def phase_fill(mode: str) -> dict:
                 setattr(result, name, value)
         templates.append((query, result))
     prefix_ids = (
-        prompt_prefix_ids(judge_version_id=version.pk, results=[r for _, r in templates]) if mode == "traced" else {}
+        prompt_prefixes_store(judge_version_id=version.pk, results=[r for _, r in templates])
+        if mode == "traced"
+        else {}
     )
     size_before = database_bytes(connection)
     per_run = len(queries) * REPEATS

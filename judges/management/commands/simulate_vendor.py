@@ -1,46 +1,9 @@
 """Serve the local vendor simulator (Anthropic Messages + OpenAI chat completions)."""
 
-import threading
-
 from django.core.management.base import BaseCommand, CommandError
-from django.db import close_old_connections
 
-from judges.simulator import SimModel, Simulator, Truth, describe, load_config, make_server
-
-
-def gold_label_oracle():
-    """Look up Docket's gold labels by SQL fingerprint, so the demo judges have a truth to miss."""
-    from labelling.models import GoldSetVersionItem
-    from probes.fingerprint import sql_fingerprint
-
-    cache: dict = {}
-    lock = threading.Lock()
-
-    def oracle(sql: str):
-        with lock:
-            if sql in cache:
-                return cache[sql]
-        # The prompt does not say the dialect for sure: match the fingerprint under either.
-        fingerprints = {sql_fingerprint(sql, "sqlite"), sql_fingerprint(sql, "postgres")}
-        try:
-            item = (
-                GoldSetVersionItem.objects.filter(query__fingerprint__in=fingerprints)
-                .order_by("-version__published_at")
-                .values("decision", "error_class")
-                .first()
-            )
-        finally:
-            close_old_connections()
-        truth = (
-            None
-            if item is None
-            else Truth(wrong=item["decision"] == "wrong", error_class=item["error_class"] or "other")
-        )
-        with lock:
-            cache[sql] = truth
-        return truth
-
-    return oracle
+from judges.simulator import Simulator, describe, load_config, make_server
+from judges.simulator.oracle import gold_label_oracle
 
 
 class Command(BaseCommand):
@@ -77,6 +40,3 @@ class Command(BaseCommand):
             pass
         finally:
             server.server_close()
-
-
-__all__ = ["Command", "SimModel"]
