@@ -5,6 +5,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
+from config.admin_readonly import ReadOnlyAdmin
 from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
 from triage.services import POLICY_FIELDS, TOKEN_SCOPES, api_token_issue, api_token_revoke, policy_publish
 
@@ -94,6 +95,16 @@ class LiveQueryAdmin(admin.ModelAdmin):
     raw_id_fields = ["query", "audit_query"]
 
 
-admin.site.register(ResolutionEvent)
-admin.site.register(Alert)
-admin.site.register(EstimateSnapshot)
+admin.site.register(ResolutionEvent, ReadOnlyAdmin)
+admin.site.register(EstimateSnapshot, ReadOnlyAdmin)
+
+
+@admin.register(Alert)
+class AlertAdmin(admin.ModelAdmin):
+    """Alerts are raised by the monitor; the admin may acknowledge one, not invent or erase it."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
