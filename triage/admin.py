@@ -88,10 +88,24 @@ class TriageItemAdmin(admin.ModelAdmin):
     raw_id_fields = ["query", "label"]
 
 
+class ClientFilter(admin.SimpleListFilter):
+    """Filter by API client, naming the blank client (Django's own filter gives it an empty, unnamed link)."""
+
+    title = "client"
+    parameter_name = "client"
+
+    def lookups(self, request, model_admin):
+        clients = model_admin.get_queryset(request).order_by("client").values_list("client", flat=True).distinct()
+        return [(client, client or "(no client)") for client in clients]
+
+    def queryset(self, request, queryset):
+        return queryset if self.value() is None else queryset.filter(client=self.value())
+
+
 @admin.register(LiveQuery)
 class LiveQueryAdmin(admin.ModelAdmin):
     list_display = ["query", "client", "status", "created_at", "enqueue_attempts"]
-    list_filter = ["status", "client"]
+    list_filter = ["status", ClientFilter]
     raw_id_fields = ["query", "audit_query"]
 
 
