@@ -80,7 +80,7 @@ def test_break_even_says_why_it_is_blank_and_marks_the_baseline(client_for, meas
     v1, _, _ = measured
     client = client_for("ml_engineer")
     without = client.get(reverse("judges:dashboard", args=[v1.pk])).content
-    assert b"pick a baseline judge above" in without
+    assert b"no baseline</span>" in without and b"Pick a baseline judge above" in without
     with_baseline = client.get(reverse("judges:dashboard", args=[v1.pk]), {"baseline": "cheap:1"}).content
     assert with_baseline.count(b'class="badge baseline-mark"') == 1
     assert b"Break-even $</strong>:" in with_baseline  # defined under Definitions
