@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from judges.models import Verdict
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 from labelling.services import label_create
 from tests.browser.conftest import log_in
@@ -39,7 +40,8 @@ def site(role_users, demo_warehouse):
     analyst = role_users["analyst"]
     triage_item_claim_next(analyst=analyst)
     triage_item_resolve(item_id=open_item.pk, analyst=analyst, resolution="false_alarm")
-    return {"version": version, "run": run, "judge": keen.judge, "query": item, "item": done}
+    verdict = Verdict.objects.filter(run=run).first()
+    return {"version": version, "run": run, "judge": keen.judge, "query": item, "item": done, "verdict": verdict}
 
 
 def pages_for(role: str, site: dict) -> list[str]:
@@ -60,6 +62,7 @@ def pages_for(role: str, site: dict) -> list[str]:
         f"/judges/{judge.pk}/compare/",
         f"/judges/dashboard/{version.pk}/",
         f"/judges/dashboard/{version.pk}/items/{site['query'].pk}/",
+        f"/judges/verdicts/{site['verdict'].pk}/",
         "/judges/loop/",
         "/labelling/goldsets/axe/v1/",
         "/labelling/import/",
