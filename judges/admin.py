@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from config.admin_readonly import ReadOnlyAdmin
 from judges.models import CalibrationRun, Judge, JudgeVersion, RunChunk, Verdict
 
 
@@ -9,11 +10,10 @@ class JudgeAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeVersion)
-class JudgeVersionAdmin(admin.ModelAdmin):
-    list_display = ["judge", "number", "backend", "family", "model", "is_simulated"]
+class JudgeVersionAdmin(ReadOnlyAdmin):
+    """Versions are immutable; editing the judge makes a new one."""
 
-    def has_change_permission(self, request, obj=None):
-        return False  # versions are immutable; edit the judge to make a new one
+    list_display = ["judge", "number", "backend", "family", "model", "is_simulated"]
 
 
 @admin.register(CalibrationRun)
@@ -22,12 +22,11 @@ class CalibrationRunAdmin(admin.ModelAdmin):
 
 
 @admin.register(Verdict)
-class VerdictAdmin(admin.ModelAdmin):
+class VerdictAdmin(ReadOnlyAdmin):
+    """A verdict is a record of what a judge said; it is never added or edited by hand."""
+
     list_display = ["judge_version", "query_id", "run", "repeat", "decision", "cost_usd", "created_at"]
     list_filter = ["decision"]
-
-    def has_change_permission(self, request, obj=None):
-        return False  # a verdict is a record of what a judge said; it is never edited
 
 
 @admin.register(RunChunk)

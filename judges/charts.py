@@ -111,20 +111,29 @@ def upset_chart(judges, patterns: dict[tuple[bool, ...], float]) -> dict:
 
 
 def ensemble_scatter(points: list[dict]) -> dict:
-    """Place ensembles (`report.ensembles_up_to`) on cost per accepted × catch rate, with the frontier."""
+    """Place ensembles (`report.ensembles_up_to`) on cost per accepted × catch rate, with the frontier.
+
+    The margins leave room for the widest tick text at both ends, the axis title sits above
+    the top tick, and each Pareto point carries its name (the others keep a hover title).
+    """
     shown = [dict(p) for p in points if p["cost_per_accepted_usd"] is not None and p["catch_rate"] is not None]
     if not shown:
         return {"points": [], "frontier": "", "ticks_x": [], "ticks_y": []}
     costs = [p["cost_per_accepted_usd"] for p in shown]
     low, high = min(costs), max(costs)
-    left, right, top, bottom = MARGIN + 20, CHART_WIDTH - 20, 20, CHART_HEIGHT - MARGIN
+    left, right, top, bottom = MARGIN + 20, CHART_WIDTH - 56, 34, CHART_HEIGHT - MARGIN
     for p in shown:
         p["cx"] = scale(p["cost_per_accepted_usd"], low, high, left, right)
         p["cy"] = scale(p["catch_rate"], 0, 1, bottom, top)
         p["name"] = f"{' + '.join(p['members'])} ({p['rule']})"
     frontier = sorted((p for p in shown if p["pareto"]), key=lambda p: p["cost_per_accepted_usd"])
+    for p in frontier:
+        # Labels go left of points in the right half so they stay inside the chart.
+        p["label_anchor"] = "end" if p["cx"] > (left + right) / 2 else "start"
+        p["label_x"] = round(p["cx"] + (-9 if p["label_anchor"] == "end" else 9), 1)
+        p["label_y"] = round(p["cy"] - 8, 1)
     tick_values = np.linspace(low, high, 5 if high > low else 1)
-    ticks_x = [{"x": scale(v, low, high, left, right), "text": f"${v:.4f}"} for v in tick_values]
+    ticks_x = [{"x": scale(v, low, high, left, right), "text": usd_tick(v)} for v in tick_values]
     ticks_y = [{"y": scale(v, 0, 1, bottom, top), "text": f"{v:.0%}"} for v in (0, 0.25, 0.5, 0.75, 1)]
     return {
         "points": shown,
@@ -136,7 +145,14 @@ def ensemble_scatter(points: list[dict]) -> dict:
         "height": CHART_HEIGHT,
         "bottom": bottom,
         "left": left,
+        "right": right,
+        "title_y": 14,
     }
+
+
+def usd_tick(value: float) -> str:
+    """Format a dollar amount for an axis: four significant digits, no float noise."""
+    return f"${value:.4g}" if value < 1 else f"${value:,.2f}"
 
 
 def error_class_chart(report: dict) -> dict:

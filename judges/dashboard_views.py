@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 import numpy as np
+from django.db.models import Q
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,7 +20,7 @@ from config.roles import ML_ENGINEER, role_required
 from judges import metrics
 from judges.charts import PALETTE, ensemble_scatter, error_class_chart, heatmap, upset_chart
 from judges.dashboard_ladder import budget_rows, ladder_rows
-from judges.models import CalibrationRun, RunStatus, Verdict
+from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
 from judges.report import (
     CalibrationData,
     ensemble_entry,
@@ -100,7 +101,7 @@ def selection_refused(request, version_id: int, error: SelectionError):
     version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=version_id)
     context = {
         "version": version,
-        "versions": versions_with_runs(),
+        "versions": versions_with_runs(version),
         "selection_error": str(error),
         "options": ReportOptions(),
         "raw": {name: request.GET.get(name, "") for name in SELECTION_PARAMS},
@@ -108,8 +109,19 @@ def selection_refused(request, version_id: int, error: SelectionError):
     return render(request, "judges/dashboard.html", context, status=400)
 
 
-def versions_with_runs():
-    return GoldSetVersion.objects.select_related("gold_set").filter(calibration_runs__isnull=False).distinct()
+def versions_with_runs(current: GoldSetVersion | None = None):
+    """The selector's versions: those with runs, plus the one shown (so the selector matches the title)."""
+    with_runs = Q(calibration_runs__isnull=False) | Q(pk=current.pk if current else None)
+    return GoldSetVersion.objects.select_related("gold_set").filter(with_runs).distinct()
+
+
+def newer_version(version: GoldSetVersion) -> GoldSetVersion | None:
+    """The newest published version of the same gold set after this one, if any."""
+    return (
+        GoldSetVersion.objects.filter(gold_set=version.gold_set, number__gt=version.number, is_frozen=True)
+        .order_by("-number")
+        .first()
+    )
 
 
 @role_required(ML_ENGINEER)
@@ -139,7 +151,8 @@ def dashboard(request, version_id: int):
     )
     context = {
         "version": data.gold_set_version,
-        "versions": versions_with_runs(),
+        "versions": versions_with_runs(data.gold_set_version),
+        "newer_version": newer_version(data.gold_set_version),
         "version_runs": CalibrationRun.objects.filter(gold_set_version=data.gold_set_version).order_by("pk"),
         "report": report,
         "options": options,
@@ -286,8 +299,17 @@ def chosen_columns(data: CalibrationData, judge_version_ids: list[str]) -> list[
 
 
 def judge_rows(data: CalibrationData, report: dict) -> list[dict]:
-    """Pair each judge entry with its judge version's description and colour."""
+    """Pair each judge entry with its judge version's description, colour and judge page."""
+    judge_of_version = dict(
+        JudgeVersion.objects.filter(pk__in=[judge.id for judge in data.judges]).values_list("pk", "judge_id")
+    )
     return [
-        {"entry": entry, "judge": judge, "ref": f"{judge.name}:{judge.number}", "colour": PALETTE[i % len(PALETTE)]}
+        {
+            "entry": entry,
+            "judge": judge,
+            "judge_pk": judge_of_version.get(judge.id),
+            "ref": f"{judge.name}:{judge.number}",
+            "colour": PALETTE[i % len(PALETTE)],
+        }
         for i, (entry, judge) in enumerate(zip(report["judges"], data.judges, strict=True))
     ]

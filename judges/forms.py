@@ -52,7 +52,10 @@ class JudgeCloneForm(forms.Form):
 
 
 class RunStartForm(forms.Form):
-    gold_set_version = forms.ModelChoiceField(queryset=GoldSetVersion.objects.select_related("gold_set"))
+    # Newest first: the version a new run most likely wants is preselected (see __init__).
+    gold_set_version = forms.ModelChoiceField(
+        queryset=GoldSetVersion.objects.select_related("gold_set").order_by("-published_at", "-pk")
+    )
     judge_versions = forms.ModelMultipleChoiceField(
         queryset=JudgeVersion.objects.exclude(backend=Backend.REPLAY)
         .select_related("judge")
@@ -62,6 +65,13 @@ class RunStartForm(forms.Form):
     repeats = forms.IntegerField(min_value=1, max_value=20, initial=3)
     spend_cap_usd = forms.DecimalField(required=False, min_value=0.0001, decimal_places=4, label="Spend cap (USD)")
     label = forms.CharField(required=False, max_length=100)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Preselect the version asked for (a dashboard's "start a run" link) or else the newest one.
+        field = self.fields["gold_set_version"]
+        if self.initial.get("gold_set_version") is None:
+            self.initial["gold_set_version"] = field.queryset.values_list("pk", flat=True).first()
 
 
 class RunResumeForm(forms.Form):

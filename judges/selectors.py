@@ -93,6 +93,17 @@ def runs_recent(limit: int = 20):
     ]
 
 
+def judge_runs(*, judge: Judge, limit: int = 20):
+    """The calibration runs any version of this judge took part in, newest first."""
+    return (
+        CalibrationRun.objects.filter(judge_versions__judge=judge)
+        .distinct()
+        .select_related("gold_set_version__gold_set")
+        .prefetch_related("judge_versions")
+        .order_by("-created_at")[:limit]
+    )
+
+
 def verdict_trace(verdict: Verdict, prefix_body: dict | None = None) -> dict:
     """Return what a reviewer needs to reproduce a verdict (the `export_verdicts` line)."""
     if prefix_body is None and verdict.prompt_prefix_id:

@@ -59,6 +59,7 @@ def judge_detail(request, pk):
         "shown": shown,
         "prompt": selectors.judge_version_prompt(shown) if shown else None,
         "metrics": selectors.judge_version_metrics(judge),
+        "runs": selectors.judge_runs(judge=judge),
         "clone_form": JudgeCloneForm(),
     }
     return render(request, "judges/judge_detail.html", context)
@@ -153,7 +154,8 @@ def verdict_detail(request, pk):
 @role_required(ML_ENGINEER)
 def run_start(request):
     """Start a calibration run: judge versions x gold-set version x repeats."""
-    form = RunStartForm(request.POST or None)
+    wanted = request.GET.get("gold_set_version", "")
+    form = RunStartForm(request.POST or None, initial={"gold_set_version": int(wanted) if wanted.isdigit() else None})
     if request.method == "POST" and form.is_valid():
         try:
             run = services.calibration_run_start(**form.cleaned_data, user=request.user)

@@ -1,5 +1,6 @@
 from django.contrib import admin
 
+from config.admin_readonly import ReadOnlyAdmin
 from labelling.models import Adjudication, GoldSet, GoldSetVersion, GoldSetVersionItem, Label, Query
 
 
@@ -16,24 +17,14 @@ class QueryAdmin(admin.ModelAdmin):
 
 
 @admin.register(Label)
-class LabelAdmin(admin.ModelAdmin):
+class LabelAdmin(ReadOnlyAdmin):
     list_display = ["query", "labeller", "decision", "error_class", "source", "is_current", "created_at"]
     list_filter = ["decision", "source", "is_current"]
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(admin.ModelAdmin):
+class AdjudicationAdmin(ReadOnlyAdmin):
     list_display = ["query", "adjudicator", "decision", "error_class", "reason", "created_at"]
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    """Published versions are immutable: the admin may look, never change or delete."""
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(GoldSetVersion)
@@ -45,6 +36,3 @@ class GoldSetVersionAdmin(ReadOnlyAdmin):
 class GoldSetVersionItemAdmin(ReadOnlyAdmin):
     list_display = ["version", "query", "decision", "error_class"]
     list_filter = ["version"]
-
-    def has_add_permission(self, request):
-        return False

@@ -81,8 +81,11 @@ def verify(
         findings.append(Finding("read_only", "dialect", f"refused before parsing: {parsed.verdict.reason}"))
         return result()
     if not parsed.verdict.allowed:
-        prefix = "not a read-only query" if parsed.verdict.kind == "statement" else "refused by the guard"
-        findings.append(Finding("read_only", "dialect", f"{prefix}: {parsed.verdict.reason}"))
+        if parsed.verdict.kind == "statement":
+            # A DELETE or an UPDATE is no dialect slip: it is not a query at all.
+            findings.append(Finding("read_only", "other", f"not a read-only query: {parsed.verdict.reason}"))
+        else:
+            findings.append(Finding("read_only", "dialect", f"refused by the guard: {parsed.verdict.reason}"))
         return result()
     tree = parsed.tree
     try:

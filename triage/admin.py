@@ -5,6 +5,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
+from config.admin_readonly import ReadOnlyAdmin
 from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
 from triage.services import POLICY_FIELDS, TOKEN_SCOPES, api_token_issue, api_token_revoke, policy_publish
 
@@ -87,13 +88,37 @@ class TriageItemAdmin(admin.ModelAdmin):
     raw_id_fields = ["query", "label"]
 
 
+class ClientFilter(admin.SimpleListFilter):
+    """Filter by API client, naming the blank client (Django's own filter gives it an empty, unnamed link)."""
+
+    title = "client"
+    parameter_name = "client"
+
+    def lookups(self, request, model_admin):
+        clients = model_admin.get_queryset(request).order_by("client").values_list("client", flat=True).distinct()
+        return [(client, client or "(no client)") for client in clients]
+
+    def queryset(self, request, queryset):
+        return queryset if self.value() is None else queryset.filter(client=self.value())
+
+
 @admin.register(LiveQuery)
 class LiveQueryAdmin(admin.ModelAdmin):
     list_display = ["query", "client", "status", "created_at", "enqueue_attempts"]
-    list_filter = ["status", "client"]
+    list_filter = ["status", ClientFilter]
     raw_id_fields = ["query", "audit_query"]
 
 
-admin.site.register(ResolutionEvent)
-admin.site.register(Alert)
-admin.site.register(EstimateSnapshot)
+admin.site.register(ResolutionEvent, ReadOnlyAdmin)
+admin.site.register(EstimateSnapshot, ReadOnlyAdmin)
+
+
+@admin.register(Alert)
+class AlertAdmin(admin.ModelAdmin):
+    """Alerts are raised by the monitor; the admin may acknowledge one, not invent or erase it."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -111,6 +111,7 @@ class LiveQuery(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "live queries"
         ordering = ["-created_at"]
         indexes = [
             # The sweeper looks for pending rows by age; the dashboard counts by status.

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q
 from django.utils import timezone
 
@@ -18,6 +19,13 @@ from triage.models import (
 from triage.monitoring import CALIBRATION_RULE
 from triage.services import claimable_q, current_policy
 
+PROBE_OUTCOMES = {
+    "confirmed": "probe confirmed",
+    "verifier": "verifier failed",
+    "none": "neither (judges only)",
+}
+QUEUE_PAGE_SIZE = 25
+
 
 @dataclass(frozen=True)
 class QueueFilters:
@@ -25,6 +33,8 @@ class QueueFilters:
     judge_version: int | None = None
     error_class: str = ""
     older_than_minutes: int | None = None
+    text: str = ""
+    probe: str = ""
 
     @classmethod
     def from_query_dict(cls, data) -> "QueueFilters":
@@ -32,12 +42,27 @@ class QueueFilters:
             raw = data.get(name, "")
             return int(raw) if str(raw).isdigit() else None
 
+        probe = data.get("probe", "")
         return cls(
             warehouse=data.get("warehouse", ""),
             judge_version=as_int("judge"),
             error_class=data.get("error_class", ""),
             older_than_minutes=as_int("older_than"),
+            text=data.get("q", "").strip()[:200],
+            probe=probe if probe in PROBE_OUTCOMES else "",
         )
+
+    def as_params(self) -> dict[str, str]:
+        """The filters as query-string parameters (for links, the claim form and exports)."""
+        params = {
+            "q": self.text,
+            "warehouse": self.warehouse,
+            "judge": str(self.judge_version or ""),
+            "error_class": self.error_class,
+            "probe": self.probe,
+            "older_than": str(self.older_than_minutes or ""),
+        }
+        return {name: value for name, value in params.items() if value}
 
     def apply(self, queryset):
         if self.warehouse:
@@ -48,19 +73,48 @@ class QueueFilters:
             queryset = queryset.filter(error_class_guess=self.error_class)
         if self.older_than_minutes:
             queryset = queryset.filter(created_at__lt=timezone.now() - timedelta(minutes=self.older_than_minutes))
+        if self.text:
+            queryset = queryset.filter(
+                Q(query__question__icontains=self.text)
+                | Q(query__sql__icontains=self.text)
+                | Q(query__external_id__icontains=self.text)
+                | Q(flagged_because__icontains=self.text)
+            )
+        if self.probe == "confirmed":
+            queryset = queryset.filter(probe_confirmed=True)
+        elif self.probe == "verifier":
+            queryset = queryset.filter(verifier_failed=True)
+        elif self.probe == "none":
+            queryset = queryset.filter(probe_confirmed=False, verifier_failed=False)
         return queryset
 
 
 def queue_items(*, filters: QueueFilters, limit: int = 100) -> list[TriageItem]:
     """Claimable items in queue order, each marked with whether it breaches the SLA."""
+    return _mark_sla(list(_queue_queryset(filters)[:limit]))
+
+
+def queue_page(*, filters: QueueFilters, page: str | int | None) -> tuple[Page, int]:
+    """One page of the filtered queue, and how many claimable items there are unfiltered."""
+    now = timezone.now()
+    paginator = Paginator(_queue_queryset(filters), QUEUE_PAGE_SIZE)
+    current = paginator.get_page(page)
+    current.object_list = _mark_sla(list(current.object_list))
+    return current, TriageItem.objects.filter(claimable_q(now)).count()
+
+
+def _queue_queryset(filters: QueueFilters):
+    return (
+        filters.apply(TriageItem.objects.filter(claimable_q(timezone.now())))
+        .select_related("query__warehouse")
+        .order_by("-probe_confirmed", "-judges_agreeing", "created_at", "pk")
+    )
+
+
+def _mark_sla(items):
     policy = current_policy()
     sla = timedelta(minutes=policy.sla_minutes if policy else 240)
     now = timezone.now()
-    items = list(
-        filters.apply(TriageItem.objects.filter(claimable_q(now)))
-        .select_related("query__warehouse")
-        .order_by("-probe_confirmed", "-judges_agreeing", "created_at")[:limit]
-    )
     for item in items:
         item.sla_breached = now - item.created_at > sla
     return items

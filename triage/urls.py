@@ -11,10 +11,12 @@ urlpatterns = [
     path("items/<int:pk>/decide/", views.decide, name="decide"),
     path("items/<int:pk>/release/", views.release, name="release"),
     path("items/<int:pk>/reopen/", views.reopen, name="reopen"),
+    path("items/<int:pk>/undo/", views.undo, name="undo"),
     path("resolved/", views.resolved, name="resolved"),
     path("queue.<str:fmt>", export_views.queue_export, name="queue_export"),
     path("resolved.<str:fmt>", export_views.resolved_export, name="resolved_export"),
     path("unjudged/", views.unjudged, name="unjudged"),
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("dashboard/monitor/", views.monitor_now, name="monitor_now"),
     path("alerts/<int:pk>/acknowledge/", views.acknowledge_alert, name="acknowledge_alert"),
 ]

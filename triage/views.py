@@ -1,11 +1,12 @@
 """Analyst pages: the queue, an item, decisions, resolved history, unjudged, dashboard."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.roles import ADMIN, ANALYST, ML_ENGINEER, role_required
+from config.roles import ADMIN, ANALYST, ML_ENGINEER, has_role, role_required
 from judges.models import JudgeVersion
 from labelling.models import ErrorClass
 from probes.models import Warehouse
@@ -13,20 +14,29 @@ from triage import selectors, services
 from triage.attempts import live_replay_summary
 from triage.forms import DecisionForm, ReopenForm
 from triage.models import TriageItem, TriageStatus
+from triage.monitoring import monitor_live_judges
+from triage.undo import triage_item_undo_resolve, undo_deadline
+
+UNDO_SESSION_KEY = "triage_undo_item"
 
 
 @role_required(ANALYST)
 def index(request):
     """Show the claimable queue in its useful order, with filters and SLA breaches."""
     filters = selectors.QueueFilters.from_query_dict(request.GET)
+    page, claimable = selectors.queue_page(filters=filters, page=request.GET.get("page"))
     context = {
-        "items": selectors.queue_items(filters=filters),
+        "page": page,
+        "claimable": claimable,
+        "filter_params": filters.as_params(),
+        "probe_outcomes": selectors.PROBE_OUTCOMES,
         "claimed": selectors.claimed_items(),
         "filters": filters,
         "warehouses": Warehouse.objects.values_list("name", flat=True),
         "judges": JudgeVersion.objects.select_related("judge").filter(triage_policies__isnull=False).distinct(),
         "error_classes": ErrorClass.choices,
         "policy": services.current_policy(),
+        "undo": undo_offer(request),
     }
     return render(request, "triage/index.html", context)
 
@@ -52,6 +62,7 @@ def item(request, pk):
         "form": DecisionForm(),
         "holds_claim": triage_item.status == TriageStatus.CLAIMED and triage_item.assignee_id == request.user.pk,
         "error_classes": ErrorClass.choices,
+        "undo": undo_offer(request),
         **selectors.item_evidence(triage_item),
     }
     return render(request, "triage/item.html", context)
@@ -71,11 +82,35 @@ def decide(request, pk):
     except PermissionDenied as exc:
         messages.error(request, str(exc))
         return redirect("triage:item", pk=pk)
+    # The next page shows a "saved" toast with an undo for this decision.
+    request.session[UNDO_SESSION_KEY] = pk
     next_item = services.triage_item_claim_next(analyst=request.user)
     if next_item is None:
-        messages.info(request, "Decision saved. The queue is empty.")
         return redirect("triage:index")
     return redirect("triage:item", pk=next_item.pk)
+
+
+def undo_offer(request) -> dict | None:
+    """The decision this analyst just saved, if it can still be undone (shown once, as a toast)."""
+    pk = request.session.pop(UNDO_SESSION_KEY, None)
+    resolved = TriageItem.objects.filter(pk=pk, status=TriageStatus.RESOLVED, resolved_by=request.user).first()
+    if resolved is None:
+        return None
+    return {"item": resolved, "until": undo_deadline(resolved)}
+
+
+@require_POST
+@role_required(ANALYST)
+def undo(request, pk):
+    """Take back the decision just made on this item and open it again."""
+    get_object_or_404(TriageItem, pk=pk)
+    try:
+        triage_item_undo_resolve(item_id=pk, analyst=request.user)
+    except (PermissionDenied, ValidationError) as exc:
+        messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))
+        return redirect("triage:item", pk=pk)
+    messages.info(request, "Decision undone: the item is yours to decide again.")
+    return redirect("triage:item", pk=pk)
 
 
 @require_POST
@@ -119,7 +154,21 @@ def dashboard(request):
     """Show queue health, per-judge live precision, alerts and the live error-rate estimates."""
     context = selectors.dashboard_figures()
     context["loop_replay"] = live_replay_summary(days=7)  # None unless attempt logs exist
+    context["monitor_every_minutes"] = round(settings.CELERY_BEAT_SCHEDULE["triage-monitor-judges"]["schedule"] / 60)
+    context["can_monitor"] = has_role(request.user, ML_ENGINEER, ADMIN)
     return render(request, "triage/dashboard.html", context)
+
+
+@require_POST
+@role_required(ML_ENGINEER, ADMIN)
+def monitor_now(request):
+    """Run the hourly monitoring pass now, so a fresh install need not wait an hour for estimates."""
+    snapshots = monitor_live_judges()
+    if snapshots:
+        messages.success(request, f"Estimated the live error rate for {len(snapshots)} judge(s).")
+    else:
+        messages.info(request, "No judge is in the triage policy in force yet: nothing to estimate.")
+    return redirect("triage:dashboard")
 
 
 @require_POST

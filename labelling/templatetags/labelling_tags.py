@@ -1,6 +1,11 @@
+from collections import Counter
+
 from django import template
 
+from labelling.forms import AdjudicationForm
 from labelling.highlight import highlight_sql
+from labelling.models import LabelDecision
+from labelling.selectors import IMPORT_RATER
 
 register = template.Library()
 
@@ -27,3 +32,32 @@ def get_item(mapping, key):
 @register.filter
 def get_index(sequence, index):
     return sequence[index]
+
+
+@register.filter
+def labellers(raters):
+    """The people among the raters: an import without a labeller is a source, not a labeller."""
+    return [rater for rater in raters if rater != IMPORT_RATER]
+
+
+@register.filter
+def imported(raters):
+    return IMPORT_RATER in raters
+
+
+@register.simple_tag
+def adjudication_form(ratings):
+    """An adjudication form that starts from what most labels say, not from "correct".
+
+    `ratings` is a disagreement row's [(rater, category)], a category being `correct`,
+    `unsure` or `wrong:<class>`. The most common decision is preselected, and the most
+    common error class when that decision is wrong.
+    """
+    categories = [category for _rater, category in ratings]
+    decisions = Counter(category.split(":", 1)[0] for category in categories)
+    wrong, correct = decisions[LabelDecision.WRONG], decisions[LabelDecision.CORRECT]
+    initial = {"decision": LabelDecision.WRONG if wrong >= correct else LabelDecision.CORRECT}
+    classes = Counter(category.split(":", 1)[1] for category in categories if category.startswith("wrong:"))
+    if initial["decision"] == LabelDecision.WRONG and classes:
+        initial["error_class"] = classes.most_common(1)[0][0]
+    return AdjudicationForm(initial=initial, auto_id=False)  # one form per row: no duplicate ids

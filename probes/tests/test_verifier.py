@@ -73,9 +73,9 @@ def test_dialect_a_function_the_engine_lacks(shop_sqlite):
     assert result.message == "refused by the guard: function to_char() is not on the sqlite allow-list"
 
 
-def test_dialect_a_statement_that_is_not_a_read(shop_sqlite):
+def test_a_statement_that_is_not_a_read_is_classed_other_not_dialect(shop_sqlite):
     result = check(shop_sqlite, "DELETE FROM orders")
-    assert result.failure_class == "dialect"
+    assert result.failure_class == "other"
     assert result.message == "not a read-only query: only a query may run; this is DELETE"
 
 

@@ -1,4 +1,5 @@
-// Triage keyboard: n = next item; on an item, w / f / u decide, 1-9 pick the error class, / focuses the note.
+// Triage keyboard: n = next item; on an item, w / f / u decide, 1-9 pick the error class, / focuses the note;
+// z undoes the decision just saved (while its toast shows).
 (() => {
   const typing = (el) => el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT");
   const decisionForm = document.getElementById("decision-form");
@@ -35,6 +36,12 @@
     } else if (event.key === "/" && decisionForm) {
       event.preventDefault();
       document.getElementById("note").focus();
+    } else if (event.key === "z") {
+      const undo = document.getElementById("undo-form");
+      if (undo) {
+        event.preventDefault();
+        undo.submit();
+      }
     } else if (event.key === "n") {
       const next = document.getElementById("claim-next");
       if (next) next.submit();

@@ -1,0 +1,103 @@
+"""Every page of every role passes axe-core's automated checks with no serious or critical violation.
+
+axe-core is vendored under static/vendor/axe-core/ (the app and its tests work offline) and
+injected into each page after it loads. Moderate and minor findings are not failures here.
+"""
+
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from judges.models import Verdict
+from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
+from labelling.services import label_create
+from tests.browser.conftest import log_in
+from triage.services import triage_item_claim_next, triage_item_resolve
+from triage.tests.factories import triage_item
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+AXE = Path(settings.BASE_DIR) / "static" / "vendor" / "axe-core" / "axe.min.js"
+BLOCKING = ("serious", "critical")
+R, A = "reject", "accept"
+
+
+@pytest.fixture
+def site(role_users, demo_warehouse):
+    """A little of everything each page shows: a measured gold set, judges, triage items, labels."""
+    version = make_gold_set("axe", labels(3, 3))
+    run = make_run(version)
+    cheap = make_judge_version("cheap", price_input_per_mtok=1)
+    keen = make_judge_version("keen", price_input_per_mtok=2)
+    add_verdicts(run, cheap, [R, A, A, A, R, A], cost="0.001", latency=120)
+    add_verdicts(run, keen, [R, R, R, A, A, R], cost="0.002", latency=300)
+    make_judge_version("keen", number=2, price_input_per_mtok=2)
+    item = version.items.select_related("query").first().query
+    label_create(query=item, labeller=role_users["labeller"], decision="wrong", error_class="join_fanout")
+    label_create(query=item, labeller=role_users["ml_engineer"], decision="correct")
+    open_item = triage_item(probe_confirmed=True)
+    done = triage_item()
+    analyst = role_users["analyst"]
+    triage_item_claim_next(analyst=analyst)
+    triage_item_resolve(item_id=open_item.pk, analyst=analyst, resolution="false_alarm")
+    verdict = Verdict.objects.filter(run=run).first()
+    return {"version": version, "run": run, "judge": keen.judge, "query": item, "item": done, "verdict": verdict}
+
+
+def pages_for(role: str, site: dict) -> list[str]:
+    version, run, judge, item = site["version"], site["run"], site["judge"], site["item"]
+    labelling = [
+        "/labelling/",
+        "/labelling/goldsets/axe/",
+        "/labelling/goldsets/axe/agreement/",
+        "/labelling/queue/axe/",
+    ]
+    judges = [
+        "/judges/",
+        "/judges/new/",
+        "/judges/runs/new/",
+        f"/judges/runs/{run.pk}/",
+        f"/judges/{judge.pk}/",
+        f"/judges/{judge.pk}/edit/",
+        f"/judges/{judge.pk}/compare/",
+        f"/judges/dashboard/{version.pk}/",
+        f"/judges/dashboard/{version.pk}/items/{site['query'].pk}/",
+        f"/judges/verdicts/{site['verdict'].pk}/",
+        "/judges/loop/",
+        "/labelling/goldsets/axe/v1/",
+        "/labelling/import/",
+        "/probes/",
+        "/probes/demo/catalogue/",
+    ]
+    triage = ["/triage/", f"/triage/items/{item.pk}/", "/triage/resolved/", "/triage/unjudged/", "/triage/dashboard/"]
+    errors = ["/no-such-page/", "/triage/next/"]  # a 404, and a 405 (a POST-only address opened)
+    return {
+        "labeller": ["/", *labelling, "/judges/", *errors],  # /judges/ is a 403 for a labeller
+        "analyst": ["/", *triage, "/api/docs/", *errors],
+        "ml_engineer": ["/", *judges, *errors],
+        "admin": ["/", "/admin/", "/admin/triage/livequery/", "/admin/labelling/goldsetversion/", *errors],
+    }[role]
+
+
+def blocking_violations(page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate(
+        """async () => (await axe.run(document, {resultTypes: ['violations']})).violations
+             .map(v => ({id: v.id, impact: v.impact, targets: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))"""
+    )
+    return [f"{v['id']} ({v['impact']}) at {v['targets']}" for v in found if v["impact"] in BLOCKING]
+
+
+@pytest.mark.parametrize("role", ["labeller", "analyst", "ml_engineer", "admin"])
+def test_every_page_of_a_role_has_no_serious_or_critical_axe_violation(page, live_server, role_users, site, role):
+    if role == "admin":
+        role_users["admin"].is_staff = True
+        role_users["admin"].save(update_fields=["is_staff"])
+    log_in(page, live_server, f"{role}-user")
+    problems = {}
+    for path in pages_for(role, site):
+        page.goto(f"{live_server.url}{path}")
+        violations = blocking_violations(page)
+        if violations:
+            problems[path] = violations
+    assert not problems, problems
