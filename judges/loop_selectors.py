@@ -17,7 +17,9 @@ import numpy as np
 from django.apps import apps
 from django.db.models import Avg, Count, Q
 
-from judges import metrics, policy_replay
+from judges import policy_replay
+from judges.calibration_data import CalibrationData, load_calibration
+from judges.ensembles import ENSEMBLE_RULES
 from judges.loop_model import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
@@ -30,7 +32,8 @@ from judges.loop_model import (
     loop_figures,
     loop_inputs_dict,
 )
-from judges.report import CalibrationData, ensemble_entry, judge_entry, load_calibration
+from judges.metrics import wilson_interval
+from judges.report import ensemble_entry, judge_entry
 from labelling.models import GoldSetVersion
 
 MAX_CHECKERS = 4
@@ -53,7 +56,7 @@ def generator_accuracy(data: CalibrationData) -> Measured:
     if n == 0:
         raise ValueError(f"{data.gold_set_version} has no item labelled correct or wrong")
     share = float(1 - data.is_wrong.mean())
-    return Measured(share, metrics.wilson_interval(share, n), n, f"gold labels of {data.gold_set_version}")
+    return Measured(share, wilson_interval(share, n), n, f"gold labels of {data.gold_set_version}")
 
 
 def split_checker_specs(raw_specs) -> list[str]:
@@ -77,8 +80,8 @@ def checker_inputs(data: CalibrationData, spec: str) -> CheckerInputs:
         cost = float(entry["cost_per_verdict_usd"])
     else:
         rule = rule or "any"
-        if rule not in metrics.ENSEMBLE_RULES:
-            raise ValueError(f"unknown ensemble rule {rule!r}; use one of {', '.join(metrics.ENSEMBLE_RULES)}")
+        if rule not in ENSEMBLE_RULES:
+            raise ValueError(f"unknown ensemble rule {rule!r}; use one of {', '.join(ENSEMBLE_RULES)}")
         entry = ensemble_entry(data, columns, rule)
         cost = float(sum(data.cost_per_verdict[columns]))
     if entry["catch_rate"] is None or entry["false_reject_rate"] is None:
@@ -132,7 +135,7 @@ def recorded_tiers(max_attempts: int) -> RecordedTiers:
             break
         n, passed = by_number[number]
         share = passed / n
-        retries.append(Measured(share, metrics.wilson_interval(share, n), n, "recorded attempts"))
+        retries.append(Measured(share, wilson_interval(share, n), n, "recorded attempts"))
 
     def tier_figures(tier):
         rows = attempts.filter(tier=tier)

@@ -14,8 +14,9 @@ from judges import metrics
 from judges.backends import vendor_backend
 from judges.backends.base import instructions_for
 from judges.backends.prompt import request_join
+from judges.calibration_data import load_calibration
 from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion, PromptPrefix, RunStatus, Verdict
-from judges.report import build_report, load_calibration
+from judges.report import build_report
 from judges.services import VERSION_FIELDS
 from labelling.models import GoldSetVersion, Query
 

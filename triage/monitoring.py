@@ -18,8 +18,9 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count, Max
 
+from judges.calibration_data import load_calibration
 from judges.models import CalibrationRun, Decision, Verdict
-from judges.report import judge_entry, load_calibration
+from judges.report import judge_entry
 from judges.run_selection import calibration_runs_of_judge
 from triage import estimates
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery

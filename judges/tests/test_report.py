@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
-from judges.models import RunStatus
-from judges.report import build_report, ensembles_up_to, load_calibration
+from judges.calibration_data import DRAW_RUN_SHIFT, fetch_verdict_rows, load_calibration, selected_run_ids
+from judges.metrics import DECISION_CODES
+from judges.models import RunStatus, Verdict
+from judges.report import build_report, ensembles_up_to
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 
 pytestmark = pytest.mark.django_db
@@ -124,13 +126,18 @@ def test_ensembles_up_to_three_mark_a_pareto_frontier(small_calibration):
     assert any(p["pareto"] for p in points)
 
 
-def test_packed_and_unpacked_verdict_fetches_agree(small_calibration):
-    from judges import report as report_module
-
-    runs = report_module.selected_run_ids(small_calibration)
-    packed = report_module.fetch_verdict_rows(runs, max_judge_version_id=max(report_module.fetch_verdict_costs(runs)))
-    unpacked = report_module.fetch_verdict_rows(runs, max_judge_version_id=2**23)
-    order_packed, order_unpacked = np.lexsort(packed[:3]), np.lexsort(unpacked[:3])
-    for left, right in zip(packed, unpacked, strict=True):
-        np.testing.assert_array_equal(left[order_packed], right[order_unpacked])
-    assert set(packed[2].tolist()) == {0, 1, 2}
+def test_verdict_rows_code_each_decision_and_fold_run_and_repeat_into_the_draw_key(small_calibration):
+    runs = selected_run_ids(small_calibration)
+    query_ids, judge_ids, codes, draw_key, latency = fetch_verdict_rows(runs)
+    stored = Verdict.objects.filter(run_id__in=runs).values_list(
+        "query_id", "judge_version_id", "decision", "run_id", "repeat", "latency_ms"
+    )
+    expected = sorted(
+        (query, judge, DECISION_CODES[decision], (run << DRAW_RUN_SHIFT) + repeat, latency)
+        for query, judge, decision, run, repeat, latency in stored
+    )
+    fetched = sorted(
+        zip(query_ids.tolist(), judge_ids.tolist(), codes.tolist(), draw_key.tolist(), latency.tolist(), strict=True)
+    )
+    assert fetched == expected
+    assert set(codes.tolist()) == {0, 1, 2}
