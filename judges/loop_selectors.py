@@ -20,8 +20,8 @@ from django.db.models import Avg, Count, Q
 from judges import policy_replay
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.ensembles import ENSEMBLE_RULES
+from judges.loop_intervals import DEFAULT_DRAWS, loop_figures
 from judges.loop_model import (
-    DEFAULT_DRAWS,
     DEFAULT_SEED,
     SEED_000_ESCALATION_ACCURACY,
     SEED_000_RETRY_SUCCESS,
@@ -29,7 +29,6 @@ from judges.loop_model import (
     Escalation,
     LoopInputs,
     Measured,
-    loop_figures,
     loop_inputs_dict,
 )
 from judges.metrics import wilson_interval
