@@ -33,7 +33,7 @@ from django.db.models.functions import Coalesce
 from judges import metrics
 from judges.ensembles import DrawTable, draws_from_rows
 from judges.models import Decision, JudgeVersion, Verdict
-from judges.run_selection import RunSelection, calibration_run_ids
+from judges.run_selection import RunSelection, calibration_run_ids_get
 from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
 
 
@@ -134,7 +134,7 @@ class CalibrationData:
 def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int]:
     """Return the given runs on this version, or by default all its completed runs."""
     selection = RunSelection(run_ids=tuple(sorted(int(i) for i in run_ids))) if run_ids is not None else None
-    return calibration_run_ids(gold_set_version=gold_set_version, selection=selection)
+    return calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
 
 
 def load_gold_items(gold_set_version: GoldSetVersion):
@@ -247,7 +247,7 @@ def load_calibration(
     if selection is None:
         named = tuple(sorted(int(i) for i in run_ids)) if run_ids is not None else None
         selection = RunSelection(run_ids=named)
-    runs = calibration_run_ids(gold_set_version=gold_set_version, selection=selection)
+    runs = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
     query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version)
     costs = fetch_verdict_costs(runs)
     query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(runs)

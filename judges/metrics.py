@@ -171,6 +171,18 @@ def cost_per_accepted(flag_rate: float | None, review_cost: float, generation_co
     return None if attempts is None else attempts * (generation_cost + review_cost)
 
 
+def cost_per_accepted_interval(
+    flag_rate_ci95: tuple[float, float] | None, review_cost: float, generation_cost: float = 0.0
+) -> tuple[float, float] | None:
+    """Return cost per accepted at the ends of the flag rate's 95% interval (None if unbounded)."""
+    if not flag_rate_ci95:
+        return None
+    ends = [cost_per_accepted(rate, review_cost, generation_cost) for rate in flag_rate_ci95]
+    if any(end is None for end in ends):
+        return None
+    return (min(ends), max(ends))
+
+
 def break_even_error_cost(
     cost_per_accepted_usd: float | None,
     catch_rate: float | None,

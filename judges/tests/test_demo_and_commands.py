@@ -1,5 +1,6 @@
 """The demo judges, the demo run, and the two management commands."""
 
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -9,8 +10,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from judges.demo import register_simulated_judges, run_demo_calibration
+from judges.management.commands.simulate_vendor import gold_label_oracle
 from judges.models import RunStatus, Verdict
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
+from labelling.models import Query
+from probes.fingerprint import sql_fingerprint
 from tests.support.fixtures import wait_for
 
 pytestmark = pytest.mark.django_db
@@ -48,8 +52,6 @@ def test_run_calibration_names_a_judge_that_does_not_exist():
 
 
 def test_simulate_vendor_serves_until_stopped(tmp_path):
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -76,10 +78,6 @@ def test_simulate_vendor_serves_until_stopped(tmp_path):
 
 
 def test_the_simulator_oracle_reads_gold_labels_by_fingerprint(transactional_db):
-    from judges.management.commands.simulate_vendor import gold_label_oracle
-    from labelling.models import Query
-    from probes.fingerprint import sql_fingerprint
-
     gold = gold_set_version_with([("correct", "wrong", "missing_filter")], name="oracle")
     query = Query.objects.get(gold_set=gold.gold_set)
     # Labelled SQL without the marker, as real demo SQL has none.

@@ -110,6 +110,13 @@ def test_cost_per_accepted_is_attempts_times_generation_plus_review():
     assert metrics.attempts_per_accepted(1.0) is None
 
 
+def test_cost_per_accepted_interval_prices_the_ends_of_the_flag_rates_interval():
+    low, high = metrics.cost_per_accepted_interval((0.2, 0.5), 0.08, 0.02)
+    assert (low, high) == (pytest.approx(0.125), pytest.approx(0.2))
+    assert metrics.cost_per_accepted_interval(None, 0.08) is None
+    assert metrics.cost_per_accepted_interval((0.5, 1.0), 0.08) is None
+
+
 def test_break_even_divides_extra_cost_by_extra_catches_per_output():
     # (0.11 − 0.01) / (0.2 × (0.6 − 0.1)) = 1.0
     assert metrics.break_even_error_cost(0.11, 0.6, 0.01, 0.1, 0.2) == pytest.approx(1.0)

@@ -148,7 +148,7 @@ def test_a_budget_stopped_run_resumes_only_with_a_higher_cap_and_then_completes(
 
 
 def test_the_progress_of_a_running_run_has_an_eta_and_counts_errors(vendor_simulator):
-    from judges.selectors import run_progress
+    from judges.selectors import run_progress_get
 
     version = gold_set_version_with(mixed_items(4, 0, faults=["500"]))
     judge_versions = [simulated_version(), simulated_version("b")]
@@ -156,7 +156,7 @@ def test_the_progress_of_a_running_run_has_an_eta_and_counts_errors(vendor_simul
     first, _second = calibration_run_plan(run=run)
     run_chunk_execute(chunk_id=first, continue_with_next=False)
     run.refresh_from_db()
-    progress = run_progress(run)
+    progress = run_progress_get(run=run)
     assert (progress["done"], progress["total"], progress["errors"]) == (5, 10, 1)
     assert progress["percent"] == 50.0
     assert progress["eta_seconds"] is not None and progress["spent_usd"] > 0

@@ -6,9 +6,11 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from judges.demo import run_inline
 from judges.models import CalibrationRun, Judge, JudgeVersion, RunStatus
-from judges.selectors import run_progress
+from judges.selectors import run_progress_get
 from judges.services import calibration_run_resume, calibration_run_start
+from labelling.models import GoldSetVersion
 
 
 def resolve_judge_version(spec: str) -> JudgeVersion:
@@ -56,8 +58,6 @@ class Command(BaseCommand):
     def start(self, options):
         if not options["gold_set"] or not options["judge"]:
             raise CommandError("give --gold-set and at least one --judge (or --resume RUN_ID)")
-        from labelling.models import GoldSetVersion
-
         name, _, number = options["gold_set"].partition("@")
         versions = GoldSetVersion.objects.filter(gold_set__name=name).order_by("-number")
         if number:
@@ -67,8 +67,6 @@ class Command(BaseCommand):
             raise CommandError(f"--gold-set {options['gold_set']}: no published version")
         judge_versions = [resolve_judge_version(spec) for spec in options["judge"]]
         if options["inline"]:
-            from judges.demo import run_inline
-
             bar = tqdm(total=None, unit="verdict")
             return run_inline(
                 gold_set_version=gold_set_version,
@@ -76,7 +74,7 @@ class Command(BaseCommand):
                 repeats=options["repeats"],
                 label=options["label"],
                 spend_cap_usd=options["spend_cap"],
-                progress=lambda run: self.update_bar(bar, run_progress(run)),
+                progress=lambda run: self.update_bar(bar, run_progress_get(run=run)),
             )
         return self.call(
             calibration_run_start,
@@ -105,7 +103,7 @@ class Command(BaseCommand):
         with tqdm(total=run.total_tasks or None, unit="verdict") as bar:
             while True:
                 run.refresh_from_db()
-                progress = run_progress(run)
+                progress = run_progress_get(run=run)
                 self.update_bar(bar, progress)
                 if not run.is_active:
                     break

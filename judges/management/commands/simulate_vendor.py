@@ -6,13 +6,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections
 
 from judges.simulator import SimModel, Simulator, Truth, describe, load_config, make_server
+from labelling.models import GoldSetVersionItem
+from probes.fingerprint import sql_fingerprint
 
 
 def gold_label_oracle():
     """Look up Docket's gold labels by SQL fingerprint, so the demo judges have a truth to miss."""
-    from labelling.models import GoldSetVersionItem
-    from probes.fingerprint import sql_fingerprint
-
     cache: dict = {}
     lock = threading.Lock()
 
