@@ -2,38 +2,24 @@
 
 `judges.report` builds the report from these arrays; the dashboard, `judge_report`, the JSON
 download and triage's calibration all read them. Loading takes one query per table (gold
-items, runs, judge versions) and two on verdicts: one row of five numbers per verdict (the
-decision coded and run and repeat folded into one draw key by the database), and one
-per-judge sum of costs done by the database (costs are Decimals; summing them in SQL spares
-a million Decimal objects). Every number is then computed by `judges.metrics` and
-`judges.ensembles` on the arrays.
+items, runs, judge versions) and two on verdicts: one row of three numbers per verdict
+(`judges.verdict_rows`, packed by the database), and one per-judge sum of costs done by the
+database (costs are Decimals; summing them in SQL spares a million Decimal objects). Every
+number is then computed by `judges.metrics` and `judges.ensembles` on the arrays.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import islice
 
 import numpy as np
-from django.db.models import (
-    BigIntegerField,
-    Case,
-    Count,
-    ExpressionWrapper,
-    F,
-    FloatField,
-    IntegerField,
-    Q,
-    Sum,
-    Value,
-    When,
-)
-from django.db.models.functions import Coalesce
+from django.db.models import Count, Q, Sum
 
 from judges import metrics
 from judges.ensembles import DrawTable, draws_from_rows
-from judges.models import Decision, JudgeVersion, Verdict
+from judges.models import JudgeVersion, Verdict
 from judges.run_selection import RunSelection, calibration_run_ids_get
+from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
 from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
 
 
@@ -154,53 +140,6 @@ def load_gold_items(gold_set_version: GoldSetVersion):
     return query_ids, external_ids, is_wrong, error_class
 
 
-# A draw key orders a judge's verdicts on an item: run × 2**16 + repeat (repeats < 2**15).
-DRAW_RUN_SHIFT = 16
-DECISION_CODE = Case(
-    When(decision=Decision.ACCEPT, then=Value(metrics.ACCEPT)),
-    When(decision=Decision.REJECT, then=Value(metrics.REJECT)),
-    default=Value(metrics.ERROR),
-    output_field=IntegerField(),
-)
-DRAW_KEY = ExpressionWrapper(F("run_id") * (1 << DRAW_RUN_SHIFT) + F("repeat"), output_field=BigIntegerField())
-# A latency that was not measured (NULL) comes back as -1, then NaN.
-LATENCY = Coalesce("latency_ms", Value(-1.0), output_field=FloatField())
-VERDICT_ROW_DTYPES = (np.int64, np.int64, np.int64, np.int64, np.float64)
-CHUNK_ROWS = 100_000
-
-
-def fetch_verdict_rows(run_ids: list[int]) -> tuple[np.ndarray, ...]:
-    """Fetch (query id, judge version id, decision code, draw key, latency) of the runs' verdicts.
-
-    The database codes the decision and folds run and repeat into the draw key, so the
-    driver builds five Python numbers per row and no strings. Rows are read in chunks, so
-    peak memory holds one chunk of Python tuples, not all of them. A latency that was not
-    measured (imported verdicts) is NaN: left out of percentiles and means.
-    """
-    rows = (
-        Verdict.objects.filter(run_id__in=run_ids)
-        .values_list(
-            "query_id",
-            "judge_version_id",
-            DECISION_CODE,
-            DRAW_KEY,
-            LATENCY,
-        )
-        .order_by()
-        .iterator(chunk_size=CHUNK_ROWS)
-    )
-    parts = [[] for _ in VERDICT_ROW_DTYPES]
-    while chunk := list(islice(rows, CHUNK_ROWS)):
-        for part, column, dtype in zip(parts, zip(*chunk, strict=True), VERDICT_ROW_DTYPES, strict=True):
-            part.append(np.fromiter(column, dtype=dtype, count=len(chunk)))
-    query_ids, judge_ids, codes, draw_key, latency = (
-        np.concatenate(part) if part else np.empty(0, dtype)
-        for part, dtype in zip(parts, VERDICT_ROW_DTYPES, strict=True)
-    )
-    latency[latency < 0] = np.nan
-    return query_ids, judge_ids, codes, draw_key, latency
-
-
 def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int, int]]:
     """Return {judge version id: (verdicts, total cost, verdicts with a cost, simulated verdicts)}.
 
@@ -250,7 +189,9 @@ def load_calibration(
     runs = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
     query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version)
     costs = fetch_verdict_costs(runs)
-    query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(runs)
+    query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
+        runs, max(costs, default=0)
+    )
     item_of_row = np.searchsorted(query_ids, query_of_row)
     in_version = item_of_row < len(query_ids)
     in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]

@@ -3,9 +3,8 @@
 import numpy as np
 import pytest
 
-from judges.calibration_data import DRAW_RUN_SHIFT, fetch_verdict_rows, load_calibration, selected_run_ids
-from judges.metrics import DECISION_CODES
-from judges.models import RunStatus, Verdict
+from judges.calibration_data import load_calibration
+from judges.models import RunStatus
 from judges.report import build_report, ensembles_up_to
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 
@@ -124,20 +123,3 @@ def test_ensembles_up_to_three_mark_a_pareto_frontier(small_calibration):
     points = ensembles_up_to(data, generation_cost_usd=0.01)
     assert {tuple(p["members"]) for p in points} == {("alpha v1",), ("beta v1",), ("alpha v1", "beta v1")}
     assert any(p["pareto"] for p in points)
-
-
-def test_verdict_rows_code_each_decision_and_fold_run_and_repeat_into_the_draw_key(small_calibration):
-    runs = selected_run_ids(small_calibration)
-    query_ids, judge_ids, codes, draw_key, latency = fetch_verdict_rows(runs)
-    stored = Verdict.objects.filter(run_id__in=runs).values_list(
-        "query_id", "judge_version_id", "decision", "run_id", "repeat", "latency_ms"
-    )
-    expected = sorted(
-        (query, judge, DECISION_CODES[decision], (run << DRAW_RUN_SHIFT) + repeat, latency)
-        for query, judge, decision, run, repeat, latency in stored
-    )
-    fetched = sorted(
-        zip(query_ids.tolist(), judge_ids.tolist(), codes.tolist(), draw_key.tolist(), latency.tolist(), strict=True)
-    )
-    assert fetched == expected
-    assert set(codes.tolist()) == {0, 1, 2}

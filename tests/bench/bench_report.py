@@ -1,12 +1,9 @@
 """Benchmark: the calibration report on 1,000,000 verdicts vs merely fetching them.
 
 10 judges × 20,000 items × 5 repeats, in one completed run (BENCH_REPORT_VERDICTS changes
-the size: items = verdicts ÷ 50). In the same process we time (a) the floor: the cheapest
-fetch of what the report needs — one DB-API SELECT packing query, judge version and decision
-into one integer, run and repeat into another, plus the latency (binary results on
-PostgreSQL), chunked into numpy arrays (`fetch_rows_into_arrays`) — and (b)
-`judges.report.build_report`, which reads its rows through the ORM
-(`judges.calibration_data.fetch_verdict_rows`).
+the size: items = verdicts ÷ 50). In the same process we time (a) the floor: the report's
+own verdict SELECT — exactly the columns it fetches, packed the same way
+(`judges.verdict_rows.verdict_rows_sql`) — into numpy arrays, and (b) `judges.report.build_report`.
 Target: (b) / (a) ≤ 1.5 (moonshot 1.2), and the report's process peaks under 400 MB.
 Fill and absolute times are printed as informational lines: no target, never counted.
 Runs on SQLite, and on PostgreSQL when a server answers.
@@ -140,48 +137,21 @@ def insert_rows(table: str, columns: str, rows: list[tuple]) -> None:
 
 
 def fetch_rows_into_arrays(run_ids: list[int]):
-    """The floor: three numbers per verdict by one packed SELECT, fetched in chunks into numpy arrays.
+    """The floor: the report's own verdict SELECT (same columns, same packing) into numpy arrays.
 
-    This is the hand-built fetch the report used before it read its rows through the ORM; it
-    stays here as the yardstick, so the ratio measures what the report adds to the cheapest fetch.
+    It uses the report's fetch path (chunked fetchmany → np.fromiter) and SQL text, so the
+    ratio measures what the report adds to fetching, not a difference in what is fetched.
     """
-    import numpy as np
-    from django.db import connection
-
-    from judges.models import CalibrationRun, Verdict
+    from judges.models import CalibrationRun
+    from judges.verdict_rows import fetch_columns, verdict_rows_sql
 
     max_judge_version_id = max(
         CalibrationRun.judge_versions.through.objects.filter(calibrationrun_id__in=run_ids).values_list(
             "judgeversion_id", flat=True
         )
     )
-    span = 1 << int(max_judge_version_id * 4 + 3).bit_length()
-    decision = "CASE decision WHEN 'accept' THEN 0 WHEN 'reject' THEN 1 ELSE 2 END"
-    sql = (
-        f"SELECT query_id * {span} + judge_version_id * 4 + {decision}, run_id * 65536 + repeat, "
-        f"COALESCE(latency_ms, -1.0) FROM {Verdict._meta.db_table} "
-        f"WHERE run_id IN ({', '.join(['%s'] * len(run_ids))})"
-    )
-    dtypes = (np.int64, np.int64, np.float64)
-    parts = [[] for _ in dtypes]
-    with floor_cursor(connection) as cursor:
-        cursor.execute(sql, run_ids)
-        while rows := cursor.fetchmany(100_000):
-            for part, column, dtype in zip(parts, zip(*rows, strict=True), dtypes, strict=True):
-                part.append(np.fromiter(column, dtype=dtype, count=len(rows)))
-    return [np.concatenate(part) for part in parts]
-
-
-def floor_cursor(connection):
-    """Return a DB-API cursor; on PostgreSQL one that receives results in binary (no float parsing)."""
-    if connection.vendor != "postgresql":
-        return connection.cursor()
-    import psycopg
-
-    connection.ensure_connection()
-    cursor = psycopg.Cursor(connection.connection)
-    cursor.format = psycopg.pq.Format.BINARY
-    return cursor
+    sql, dtypes, _ = verdict_rows_sql(run_ids, max_judge_version_id)
+    return fetch_columns(sql, run_ids, dtypes)
 
 
 def gold_set_version():
