@@ -9,6 +9,7 @@ from django.db import IntegrityError, transaction
 from judges.demo import run_inline
 from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
 from judges.runner import run_chunk_execute
+from judges.selectors import run_progress_get
 from judges.services import calibration_run_cancel, calibration_run_plan, calibration_run_resume, calibration_run_start
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
 
@@ -148,8 +149,6 @@ def test_a_budget_stopped_run_resumes_only_with_a_higher_cap_and_then_completes(
 
 
 def test_the_progress_of_a_running_run_has_an_eta_and_counts_errors(vendor_simulator):
-    from judges.selectors import run_progress_get
-
     version = gold_set_version_with(mixed_items(4, 0, faults=["500"]))
     judge_versions = [simulated_version(), simulated_version("b")]
     run = calibration_run_start(gold_set_version=version, judge_versions=judge_versions, repeats=1)
