@@ -1,7 +1,9 @@
 """Chart geometry for the comparison dashboard: figures in, SVG coordinates out.
 
-No figure is computed here: every value comes from `judges.report` / `judges.metrics`;
-these functions only place it (server-rendered SVG, no JavaScript needed).
+No figure is computed here: every value comes from `judges.report` (with `judges.metrics`
+and `judges.ensembles`); these functions only place it. Every coordinate, size and colour the
+template draws with comes from here, so `templates/judges/dashboard.html` only writes SVG
+elements (server-rendered, no JavaScript needed).
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ import itertools
 import numpy as np
 
 CHART_WIDTH, CHART_HEIGHT, MARGIN = 640, 300, 48
+# The chart colours: wrong/missed in red, everything else in blue.
+MISSED_COLOUR, MAIN_COLOUR = "#b42318", "#2450a6"
+# Labels sit this far from the axis or grid they name.
+LABEL_GAP = 6
 PALETTE = ["#2450a6", "#b42318", "#1f7a4d", "#b54708", "#6941c6", "#0e7090", "#c11574", "#4e5ba6", "#667085"]
 UPSET_COLUMNS = 15
 
@@ -31,29 +37,39 @@ def heatmap(judges, pairs: list[dict], key: str) -> dict:
     for (a, b), pair in zip(itertools.combinations(range(n), 2), pairs, strict=True):
         values[(a, b)] = values[(b, a)] = pair[key]
     top = max([v for v in values.values() if v is not None] or [1.0]) or 1.0
-    size = 44
+    size, left = 44, 150
     cells = []
     for a in range(n):
         for b in range(n):
             value = values.get((a, b))
+            x, y = left + b * size, 10 + a * size
+            opacity = 0 if value is None else round(0.12 + 0.88 * value / top, 3)
             cells.append(
                 {
-                    "x": 150 + b * size,
-                    "y": 10 + a * size,
+                    "x": x,
+                    "y": y,
                     "size": size - 2,
+                    # The number is centred in the square (the baseline a little below the middle).
+                    "text_x": x + (size - 2) // 2,
+                    "text_y": y + (size - 2) // 2 + 3,
+                    # Dark squares carry white text.
+                    "text_light": opacity > 0.55,
                     "value": value,
                     "text": "" if value is None else (f"{value:.2f}" if key == "miss_jaccard" else f"{value:.1f}"),
-                    "opacity": 0 if value is None else round(0.12 + 0.88 * value / top, 3),
+                    "opacity": opacity,
                     "query": f"judge={judges[a].id}&judge={judges[b].id}" if a != b else "",
                     "title": f"{judges[a].label} × {judges[b].label}",
                     "pair": (judges[a].id, judges[b].id),
                 }
             )
-    labels = [{"y": 10 + i * size + size / 2, "text": judge.label} for i, judge in enumerate(judges)]
-    columns = [{"x": 150 + i * size + size / 2, "text": f"{i + 1}"} for i in range(n)]
+    labels = [
+        {"x": left - LABEL_GAP, "y": 10 + i * size + size / 2, "text": judge.label} for i, judge in enumerate(judges)
+    ]
+    columns = [{"x": left + i * size + size / 2, "text": f"{i + 1}"} for i in range(n)]
     return {
         "key": key,
         "title": "Both missed (expected count)" if key == "both_missed" else "Miss-set Jaccard",
+        "fill": MISSED_COLOUR if key == "both_missed" else MAIN_COLOUR,
         "cells": cells,
         "labels": labels,
         "columns": columns,
@@ -65,7 +81,7 @@ def heatmap(judges, pairs: list[dict], key: str) -> dict:
 
 
 def upset_chart(judges, patterns: dict[tuple[bool, ...], float]) -> dict:
-    """Return an UpSet-style chart of expected miss-pattern sizes (`metrics.miss_patterns`).
+    """Return an UpSet-style chart of expected miss-pattern sizes (`ensembles.miss_patterns`).
 
     Bars are the largest UPSET_COLUMNS patterns in which at least one judge misses; the
     chart also carries the expected number missed by at least one judge and caught by all.
@@ -75,7 +91,7 @@ def upset_chart(judges, patterns: dict[tuple[bool, ...], float]) -> dict:
     )
     top = missed[:UPSET_COLUMNS]
     n = len(judges)
-    column_width, row_height, bar_height, left = 34, 22, 140, 150
+    column_width, row_height, bar_height, left, bar_width = 34, 22, 140, 150, 22
     peak = max([size for _, size in top] or [1.0]) or 1.0
     columns = []
     for index, (pattern, size) in enumerate(top):
@@ -85,6 +101,10 @@ def upset_chart(judges, patterns: dict[tuple[bool, ...], float]) -> dict:
         columns.append(
             {
                 "x": x,
+                "bar_width": bar_width,
+                # The count, the stem and the dots are centred on the bar.
+                "centre_x": x + bar_width // 2,
+                "count_y": int(20 + bar_height - height) - 3,
                 # 20 px of headroom keeps the count above the tallest bar inside the chart.
                 "bar_y": 20 + bar_height - height,
                 "bar_height": height,
@@ -96,11 +116,15 @@ def upset_chart(judges, patterns: dict[tuple[bool, ...], float]) -> dict:
                 "title": " + ".join(judges[i].label for i in members) + f": {size:.2f} wrong items (expected)",
             }
         )
-    labels = [{"y": 34 + bar_height + i * row_height, "text": judge.label} for i, judge in enumerate(judges)]
+    labels = [
+        {"x": left - 10, "y": 34 + bar_height + i * row_height, "text": judge.label} for i, judge in enumerate(judges)
+    ]
     caught_pattern = tuple([False] * n)
     return {
         "columns": columns,
         "labels": labels,
+        "dot_radius": 6,
+        "fill": MAIN_COLOUR,
         "width": left + max(len(top), 1) * column_width + 10,
         "height": 40 + bar_height + n * row_height,
         "missed_by_any": float(sum(size for _, size in missed)),
@@ -126,6 +150,9 @@ def ensemble_scatter(points: list[dict]) -> dict:
         p["cx"] = scale(p["cost_per_accepted_usd"], low, high, left, right)
         p["cy"] = scale(p["catch_rate"], 0, 1, bottom, top)
         p["name"] = f"{' + '.join(p['members'])} ({p['rule']})"
+        # Frontier points are drawn larger and red; points over the ceiling grey (by CSS class).
+        p["r"] = 6 if p["pareto"] else 4
+        p["fill"] = MISSED_COLOUR if p["pareto"] else ("" if p["over_ceiling"] else MAIN_COLOUR)
     frontier = sorted((p for p in shown if p["pareto"]), key=lambda p: p["cost_per_accepted_usd"])
     for p in frontier:
         # Labels go left of points in the right half so they stay inside the chart.
@@ -146,7 +173,12 @@ def ensemble_scatter(points: list[dict]) -> dict:
         "bottom": bottom,
         "left": left,
         "right": right,
-        "title_y": 14,
+        "axis_top": 20,
+        "tick_label_x": left - LABEL_GAP,
+        "tick_label_y": bottom + 16,
+        # The axis titles sit at the axes' ends, clear of the last tick (the y title above "100%").
+        "x_title": {"x": right, "y": bottom + 34},
+        "y_title": {"x": left - LABEL_GAP, "y": 14},
     }
 
 
@@ -194,6 +226,8 @@ def error_class_chart(report: dict) -> dict:
         "height": CHART_HEIGHT,
         "bottom": bottom,
         "left": left,
+        "tick_label_x": left - LABEL_GAP,
+        "group_label_y": bottom + 16,
         "legend": [
             {"text": f"{j['name']} v{j['version']}", "colour": PALETTE[i % len(PALETTE)]}
             for i, j in enumerate(report["judges"])

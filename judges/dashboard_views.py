@@ -1,6 +1,7 @@
 """The comparison dashboard: judges, miss-set overlap, ensembles, error classes, items.
 
-Every number comes from judges.report (which computes with judges.metrics); chart geometry
+Every number comes from judges.report (which computes with judges.metrics and
+judges.ensembles); chart geometry
 is judges.charts. This module only reads the request (gold-set version, run selection,
 options) and renders. Charts need no JavaScript; static/js/dashboard.js adds table sorting.
 """
@@ -17,18 +18,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
 from config.roles import ML_ENGINEER, role_required
-from judges import metrics
+from judges.calibration_data import CalibrationData, load_calibration
 from judges.charts import PALETTE, ensemble_scatter, error_class_chart, heatmap, upset_chart
 from judges.dashboard_ladder import budget_rows, ladder_rows
+from judges.ensembles import ENSEMBLE_RULES, miss_patterns, missed_by_all, missed_exactly, threshold_for
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
-from judges.report import (
-    CalibrationData,
-    ensemble_entry,
-    ensembles_up_to,
-    load_calibration,
-    marginal_values,
-    report_from_data,
-)
+from judges.report import ensemble_entry, ensembles_up_to, marginal_values, report_from_data
 from judges.run_selection import RunSelection, run_selection_parse
 from labelling.models import GoldSetVersion, Query
 
@@ -163,10 +158,10 @@ def dashboard(request, version_id: int):
             heatmap(data.judges, report["pairs"], "both_missed"),
             heatmap(data.judges, report["pairs"], "miss_jaccard"),
         ],
-        "upset": upset_chart(data.judges, metrics.miss_patterns(data.probs, data.is_wrong)),
+        "upset": upset_chart(data.judges, miss_patterns(data.probs, data.is_wrong)),
         "scatter": ensemble_scatter(points),
         "class_chart": error_class_chart(report),
-        "rules": metrics.ENSEMBLE_RULES,
+        "rules": ENSEMBLE_RULES,
         "ladder": ladder_rows(report=report),
         "budget": budget_rows(data=data),
     }
@@ -197,7 +192,7 @@ def dashboard_ensemble(request, version_id: int):
     rule = request.GET.get("rule", "any")
     context = {"version": data.gold_set_version, "members": members, "rule": rule}
     try:
-        if rule in metrics.ENSEMBLE_RULES and not members:
+        if rule in ENSEMBLE_RULES and not members:
             raise ValueError("Pick at least one judge.")
         k = ensemble_k(rule, request.GET.get("k"), len(members))
         cost = options.generation_cost_usd
@@ -211,15 +206,15 @@ def dashboard_ensemble(request, version_id: int):
 
 def ensemble_k(rule: str, raw: str | None, n_members: int) -> int | None:
     """Return the k the user typed for k_of_n (None for other rules); refuse it when unusable."""
-    if rule not in metrics.ENSEMBLE_RULES:
-        raise ValueError(f"Unknown rule {rule!r}; use one of {', '.join(metrics.ENSEMBLE_RULES)}.")
+    if rule not in ENSEMBLE_RULES:
+        raise ValueError(f"Unknown rule {rule!r}; use one of {', '.join(ENSEMBLE_RULES)}.")
     if rule != "k_of_n":
         return None
     try:
         k = int(raw)
     except (TypeError, ValueError):
         raise ValueError(f"k must be a whole number between 1 and {n_members}; got {raw!r}.") from None
-    metrics.threshold_for(rule, n_members, k)
+    threshold_for(rule, n_members, k)
     return k
 
 
@@ -240,9 +235,9 @@ def dashboard_missed(request, version_id: int):
     if exact:
         pattern = np.zeros(len(data.judges), dtype=bool)
         pattern[columns] = True
-        rows, probability = metrics.missed_exactly(data.probs, data.is_wrong, pattern)
+        rows, probability = missed_exactly(data.probs, data.is_wrong, pattern)
     elif columns:
-        rows, probability = metrics.missed_by_all(data.probs, data.is_wrong, columns)
+        rows, probability = missed_by_all(data.probs, data.is_wrong, columns)
     else:
         rows, probability = np.array([], dtype=int), np.array([])
     items = [

@@ -2,7 +2,7 @@
 
 Rung by rung, in ladder order: the **cumulative** catch and false-reject rates of the
 rungs so far taken together (an item is rejected when any of them rejects: for rung k the
-reject probability is 1 − Π_{j≤k} (1 − pⱼ), the union `metrics.pair_overlap` uses), and
+reject probability is 1 − Π_{j≤k} (1 − pⱼ), the union `ensembles.pair_overlap` uses), and
 the **marginal catch** of rung k, what it adds over the rungs below: cumulative catch at k
 minus cumulative catch at k − 1 (at the first rung, its own catch). Catch and false reject
 are `judges.metrics.rates` — the product's one definition of each.

@@ -13,11 +13,8 @@ shipped unchecked), or, without one, gets no answer.
 - `simulate_questions` plays the same loop question by question (seeded), which also
   gives the cascade's latency distribution: a sum of generator and checker latencies per
   attempt, plus the escalation's, each drawn from its measured sample.
-- `loop_figures` propagates the inputs' 95% intervals: it draws every rate from a split
-  normal fitted to its interval (the Wilson intervals Docket measures are asymmetric),
-  resamples the latency samples (bootstrap), and reports the 2.5th-97.5th percentiles of
-  each output over the draws as its `ci95`; the point value is the closed form (latency:
-  the simulation) at the point estimates.
+
+`judges.loop_intervals` turns the model into the figures shown, with their intervals.
 
 A retry that passes the check is correct with probability `retry_pass_correct`; by default
 as often as a first draft that passed (the checker's precision on drafts), since a checker
@@ -31,10 +28,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-Z95 = 1.959964
-DEFAULT_DRAWS = 200
-DEFAULT_QUESTIONS = 2_000
-POINT_QUESTIONS = 10_000
 DEFAULT_SEED = 20
 # Seed 000's entered defaults when nothing was measured: 71 % on the first retry, 40 % on the second.
 SEED_000_RETRY_SUCCESS = (0.71, 0.40)
@@ -169,9 +162,7 @@ def loop_expectation(
         reach = reach * (1 - success)
     exhausted = reach
     if retry_pass_correct is None:
-        passed_first = p * (1 - f) + (1 - p) * (1 - c)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            retry_pass_correct = np.where(passed_first > 0, p * (1 - f) / np.maximum(passed_first, 1e-300), 1.0)
+        retry_pass_correct = first_draft_precision(p, c, f)
     wrong = (1 - p) * (1 - c) + retry_accepted * (1 - np.asarray(retry_pass_correct, dtype=float))
     cost = calls * (generation_cost_usd + check_cost_usd)
     if escalation_cost_usd is None:
@@ -194,6 +185,18 @@ def loop_expectation(
     if np.ndim(calls) == 0:
         return {key: float(value) for key, value in result.items()}
     return result
+
+
+def first_draft_precision(accuracy, catch, false_reject):
+    """Return the share of first drafts passing the check that are correct (1.0 when none pass).
+
+    A retry that passes is correct this often unless `retry_pass_correct` was entered: the
+    checker misses wrong retries as it misses wrong first drafts.
+    """
+    p, c, f = (np.asarray(x, dtype=float) for x in (accuracy, catch, false_reject))
+    passed = p * (1 - f) + (1 - p) * (1 - c)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(passed > 0, p * (1 - f) / np.maximum(passed, 1e-300), 1.0)
 
 
 # --- the simulation --------------------------------------------------------------------
@@ -288,128 +291,6 @@ def simulate_questions(
         "correct_rejected": correct_rejected,
         "latency_ms": latency,
     }
-
-
-# --- intervals propagated from the inputs ----------------------------------------------
-
-
-def draw_rate(rng: np.random.Generator, measured: Measured, draws: int) -> np.ndarray:
-    """Draw a rate from a split normal through its point and 95% interval, clipped to [0, 1]."""
-    if measured.ci95 is None:
-        return np.full(draws, float(measured.value))
-    low, high = measured.ci95
-    z = rng.standard_normal(draws)
-    spread = np.where(z < 0, (measured.value - low) / Z95, (high - measured.value) / Z95)
-    return np.clip(measured.value + z * spread, 0.0, 1.0)
-
-
-def interval(values: np.ndarray) -> list[float] | None:
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return None
-    low, high = np.percentile(values, [2.5, 97.5])
-    return [float(low), float(high)]
-
-
-def figure(value, draws) -> dict:
-    value = float(value)
-    return {"value": value if np.isfinite(value) else None, "ci95": interval(draws)}
-
-
-def checker_figures(
-    loop: LoopInputs,
-    checker: CheckerInputs,
-    *,
-    seed: int = DEFAULT_SEED,
-    draws: int = DEFAULT_DRAWS,
-    questions: int = DEFAULT_QUESTIONS,
-) -> dict:
-    """Return one checker's loop figures, each {"value", "ci95"}, plus the inputs used."""
-    rng = np.random.default_rng(seed)
-    escalation = loop.escalation
-    retries = [loop.retry_rate(k) for k in range(1, loop.max_attempts)] or [Measured(0.0)]
-    point_args = {
-        "accuracy": loop.accuracy.value,
-        "catch": checker.catch.value,
-        "false_reject": checker.false_reject.value,
-        "retry_success": [m.value for m in retries],
-        "retry_pass_correct": None if loop.retry_pass_correct is None else loop.retry_pass_correct.value,
-        "escalation_accuracy": None if escalation is None else escalation.accuracy.value,
-    }
-    drawn_args = {
-        "accuracy": draw_rate(rng, loop.accuracy, draws),
-        "catch": draw_rate(rng, checker.catch, draws),
-        "false_reject": draw_rate(rng, checker.false_reject, draws),
-        "retry_success": [draw_rate(rng, m, draws) for m in retries],
-        "retry_pass_correct": None
-        if loop.retry_pass_correct is None
-        else draw_rate(rng, loop.retry_pass_correct, draws),
-        "escalation_accuracy": None if escalation is None else draw_rate(rng, escalation.accuracy, draws),
-    }
-    costs = {
-        "max_attempts": loop.max_attempts,
-        "generation_cost_usd": loop.generation_cost_usd,
-        "check_cost_usd": checker.cost_usd,
-        "escalation_cost_usd": None if escalation is None else escalation.cost_usd,
-    }
-    point = loop_expectation(**point_args, **costs)
-    spread = loop_expectation(**drawn_args, **costs)
-    latencies = {
-        "generation_latency_ms": loop.generation_latency_ms,
-        "check_latency_ms": checker.latency_ms,
-        "escalation_latency_ms": None if escalation is None else escalation.latency_ms,
-    }
-    point_args["retry_pass_correct"] = precision_if_none(point_args)
-    drawn_args["retry_pass_correct"] = precision_if_none(drawn_args)
-    point_sim = simulate_questions(
-        rng, questions=POINT_QUESTIONS, max_attempts=loop.max_attempts, **point_args, **latencies
-    )
-    drawn_sim = simulate_questions(
-        rng, questions=questions, max_attempts=loop.max_attempts, bootstrap=True, **drawn_args, **latencies
-    )
-    result = {key: figure(point[key], spread[key]) for key in FIGURES[:5]}
-    result["answered_share"] = figure(point["answered_share"], spread["answered_share"])
-    for q in (50, 95, 99):
-        result[f"latency_ms_p{q}"] = figure(
-            np.percentile(point_sim["latency_ms"], q), np.percentile(drawn_sim["latency_ms"], q, axis=1)
-        )
-    return result
-
-
-def precision_if_none(args: dict):
-    """Fill retry_pass_correct with the checker's precision on first drafts when it was not entered."""
-    if args["retry_pass_correct"] is not None:
-        return args["retry_pass_correct"]
-    p, c, f = (np.asarray(args[k], dtype=float) for k in ("accuracy", "catch", "false_reject"))
-    passed = p * (1 - f) + (1 - p) * (1 - c)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(passed > 0, p * (1 - f) / np.maximum(passed, 1e-300), 1.0)
-
-
-def loop_figures(
-    loop: LoopInputs,
-    checkers: Sequence[CheckerInputs],
-    *,
-    seed: int = DEFAULT_SEED,
-    draws: int = DEFAULT_DRAWS,
-    questions: int = DEFAULT_QUESTIONS,
-) -> list[dict]:
-    """Return the figures of "no checker" and then each checker, side by side (same seed each)."""
-    validate(loop, checkers)
-    rows = []
-    for checker in [NO_CHECKER, *checkers]:
-        entry = {
-            "checker": checker.name,
-            "name": checker.name,
-            "baseline": checker.baseline,
-            "catch_rate": checker.catch.as_dict(),
-            "false_reject_rate": checker.false_reject.as_dict(),
-            "check_cost_usd": checker.cost_usd,
-        }
-        entry.update(checker_figures(loop, checker, seed=seed, draws=draws, questions=questions))
-        rows.append(entry)
-    return rows
 
 
 def loop_inputs_dict(loop: LoopInputs) -> dict:

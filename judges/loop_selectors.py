@@ -17,9 +17,11 @@ import numpy as np
 from django.apps import apps
 from django.db.models import Avg, Count, Q
 
-from judges import metrics, policy_replay
+from judges import policy_replay
+from judges.calibration_data import CalibrationData, load_calibration
+from judges.ensembles import ENSEMBLE_RULES
+from judges.loop_intervals import DEFAULT_DRAWS, loop_figures
 from judges.loop_model import (
-    DEFAULT_DRAWS,
     DEFAULT_SEED,
     SEED_000_ESCALATION_ACCURACY,
     SEED_000_RETRY_SUCCESS,
@@ -27,10 +29,10 @@ from judges.loop_model import (
     Escalation,
     LoopInputs,
     Measured,
-    loop_figures,
     loop_inputs_dict,
 )
-from judges.report import CalibrationData, ensemble_entry, judge_entry, load_calibration
+from judges.metrics import wilson_interval
+from judges.report import ensemble_entry, judge_entry
 from labelling.models import GoldSetVersion
 
 MAX_CHECKERS = 4
@@ -38,7 +40,7 @@ GENERATION_TIER = "cheap"
 ESCALATION_TIER = "strong"
 
 
-def gold_set_version_named(name: str, number: int | None = None) -> GoldSetVersion:
+def gold_set_version_get(*, name: str, number: int | None = None) -> GoldSetVersion:
     """Return the gold set's version `number` (default: its latest); ValueError if there is none."""
     versions = GoldSetVersion.objects.filter(gold_set__name=name).select_related("gold_set")
     chosen = versions.filter(number=number).first() if number else versions.order_by("-number").first()
@@ -47,13 +49,13 @@ def gold_set_version_named(name: str, number: int | None = None) -> GoldSetVersi
     return chosen
 
 
-def generator_accuracy(data: CalibrationData) -> Measured:
+def generator_accuracy_measure(*, data: CalibrationData) -> Measured:
     """Return the share of the version's labelled items that are correct, with its Wilson interval."""
     n = len(data.is_wrong)
     if n == 0:
         raise ValueError(f"{data.gold_set_version} has no item labelled correct or wrong")
     share = float(1 - data.is_wrong.mean())
-    return Measured(share, metrics.wilson_interval(share, n), n, f"gold labels of {data.gold_set_version}")
+    return Measured(share, wilson_interval(share, n), n, f"gold labels of {data.gold_set_version}")
 
 
 def split_checker_specs(raw_specs) -> list[str]:
@@ -65,7 +67,7 @@ def split_checker_specs(raw_specs) -> list[str]:
     return specs
 
 
-def checker_inputs(data: CalibrationData, spec: str) -> CheckerInputs:
+def checker_inputs_measure(*, data: CalibrationData, spec: str) -> CheckerInputs:
     """Return a judge's or an ensemble's measured rates, cost per check and latency samples."""
     members_part, _, rule = spec.partition("@")
     refs = [ref.strip() for ref in members_part.split("+") if ref.strip()]
@@ -77,8 +79,8 @@ def checker_inputs(data: CalibrationData, spec: str) -> CheckerInputs:
         cost = float(entry["cost_per_verdict_usd"])
     else:
         rule = rule or "any"
-        if rule not in metrics.ENSEMBLE_RULES:
-            raise ValueError(f"unknown ensemble rule {rule!r}; use one of {', '.join(metrics.ENSEMBLE_RULES)}")
+        if rule not in ENSEMBLE_RULES:
+            raise ValueError(f"unknown ensemble rule {rule!r}; use one of {', '.join(ENSEMBLE_RULES)}")
         entry = ensemble_entry(data, columns, rule)
         cost = float(sum(data.cost_per_verdict[columns]))
     if entry["catch_rate"] is None or entry["false_reject_rate"] is None:
@@ -110,7 +112,7 @@ class RecordedTiers:
     escalation_latency_ms: np.ndarray | None
 
 
-def recorded_tiers(max_attempts: int) -> RecordedTiers:
+def recorded_tiers_measure(*, max_attempts: int) -> RecordedTiers:
     """Measure retry success and tier costs/latencies from recorded attempts (none recorded: all None).
 
     Retry k's success is the share of the generation tier's attempts numbered k + 1 that
@@ -132,7 +134,7 @@ def recorded_tiers(max_attempts: int) -> RecordedTiers:
             break
         n, passed = by_number[number]
         share = passed / n
-        retries.append(Measured(share, metrics.wilson_interval(share, n), n, "recorded attempts"))
+        retries.append(Measured(share, wilson_interval(share, n), n, "recorded attempts"))
 
     def tier_figures(tier):
         rows = attempts.filter(tier=tier)
@@ -161,9 +163,9 @@ class EnteredInputs:
     retry_pass_correct: float | None = None
 
 
-def loop_inputs(data: CalibrationData, entered: EnteredInputs) -> LoopInputs:
+def loop_inputs_build(*, data: CalibrationData, entered: EnteredInputs) -> LoopInputs:
     """Combine the gold labels, recorded attempts and entered values into the model's inputs."""
-    recorded = recorded_tiers(entered.max_attempts)
+    recorded = recorded_tiers_measure(max_attempts=entered.max_attempts)
     retries = list(recorded.retry_success)
     for number in range(len(retries) + 1, max(entered.max_attempts, 1)):
         value = entered.retry_success[min(number, len(entered.retry_success)) - 1] if entered.retry_success else None
@@ -181,7 +183,7 @@ def loop_inputs(data: CalibrationData, entered: EnteredInputs) -> LoopInputs:
             latency_ms=latency_sample(recorded.escalation_latency_ms, entered.escalation_latency_ms),
         )
     return LoopInputs(
-        accuracy=generator_accuracy(data),
+        accuracy=generator_accuracy_measure(data=data),
         retry_success=tuple(retries),
         max_attempts=entered.max_attempts,
         generation_cost_usd=entered.generation_cost_usd
@@ -198,14 +200,14 @@ def latency_sample(measured: np.ndarray | None, entered: float) -> np.ndarray:
     return measured if measured is not None else np.array([float(entered)])
 
 
-def loop_report(
+def loop_report_build(
     *, gold_set_version: GoldSetVersion, checker_specs, entered: EnteredInputs, seed: int = DEFAULT_SEED
 ) -> dict:
     """Return the loop lab's figures for "no checker" and up to four checkers (the JSON contract)."""
     specs = split_checker_specs(checker_specs)
     data = load_calibration(gold_set_version=gold_set_version)
-    checkers = [checker_inputs(data, spec) for spec in specs]
-    loop = loop_inputs(data, entered)
+    checkers = [checker_inputs_measure(data=data, spec=spec) for spec in specs]
+    loop = loop_inputs_build(data=data, entered=entered)
     return {
         "gold_set": gold_set_version.gold_set.name,
         "version": gold_set_version.number,
@@ -216,7 +218,7 @@ def loop_report(
     }
 
 
-def live_attempt_records(*, since) -> dict[str, dict[str, list[policy_replay.Attempt]]]:
+def live_attempt_records_list(*, since) -> dict[str, dict[str, list[policy_replay.Attempt]]]:
     """Return replay records (request id = external id) of live requests with attempts recorded since `since`."""
     attempts = apps.get_model("triage", "RequestAttempt").objects
     recent = attempts.filter(created_at__gte=since).values("live_query")

@@ -10,10 +10,10 @@ from django import forms
 from django.shortcuts import render
 
 from config.roles import ML_ENGINEER, role_required
+from judges.calibration_data import load_judge_columns
 from judges.loop_model import FIGURES, SEED_000_ESCALATION_ACCURACY, SEED_000_RETRY_SUCCESS
-from judges.loop_selectors import MAX_CHECKERS, EnteredInputs, loop_report
+from judges.loop_selectors import MAX_CHECKERS, EnteredInputs, loop_report_build
 from judges.models import CalibrationRun, RunStatus, Verdict
-from judges.report import load_judge_columns
 from labelling.models import GoldSetVersion
 
 FIGURE_LABELS = {
@@ -120,7 +120,7 @@ def loop_lab(request):
     context = {"form": form, "version": chosen}
     if chosen is not None and form.is_valid():
         try:
-            report = loop_report(
+            report = loop_report_build(
                 gold_set_version=form.cleaned_data["version"],
                 checker_specs=form.cleaned_data["specs"],
                 entered=form.entered(),

@@ -1,330 +1,23 @@
-"""Load a gold-set version's verdicts into arrays and build the calibration report from them.
+"""Build the calibration report from loaded arrays: per-judge entries, pairs, ensembles.
 
 This is the one implementation behind the dashboard, `judge_report`, the JSON download and
-triage's calibration. Loading takes one query per table (gold items, runs, judge versions)
-and two on verdicts: one row of three numbers per verdict, and one per-judge sum of costs
-done by the database (costs are Decimals; summing them in SQL spares a million Decimal
-objects). Every number is then computed by `judges.metrics` on the arrays.
+triage's calibration. `judges.calibration_data` loads the arrays; every number is computed
+by `judges.metrics` (one judge) and `judges.ensembles` (judges together); this module
+assembles them into the report dict (the JSON contract of `judge_report`).
 """
 
 from __future__ import annotations
 
 import itertools
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection
-from django.db.models import Count, Q, Sum
 
 from judges import metrics
+from judges.calibration_data import CalibrationData, load_calibration
+from judges.ensembles import ensemble_description, ensemble_metrics, pair_overlap, pareto_frontier
 from judges.ladder_selectors import ladder_report
-from judges.models import JudgeVersion, Verdict
-from judges.run_selection import SOURCE_BOTH, RunSelection, calibration_run_ids, gold_items_of_source
-from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
-
-
-@dataclass(frozen=True)
-class JudgeColumn:
-    """What the report says about the judge version behind one column of the arrays."""
-
-    id: int
-    name: str
-    number: int
-    backend: str
-    family: str
-    model: str
-    is_simulated: bool
-    # The judge's slug; `name` is its display name ("openai/gpt-4o"), the slug when it has none.
-    slug: str = ""
-
-    @property
-    def label(self) -> str:
-        return f"{self.name} v{self.number}"
-
-
-@dataclass
-class CalibrationData:
-    """A gold-set version's labels and its judges' verdicts, as arrays (items × judges)."""
-
-    gold_set_version: GoldSetVersion
-    run_ids: list[int]
-    selection: RunSelection
-    query_ids: np.ndarray
-    external_ids: list[str]
-    is_wrong: np.ndarray
-    error_class: np.ndarray
-    judges: list[JudgeColumn]
-    counts: metrics.VerdictCounts
-    verdicts: np.ndarray
-    cost_sum: np.ndarray
-    latencies: list[np.ndarray]
-    # Per verdict row (in the version): item, column, decision code, draw key, latency.
-    rows: tuple[np.ndarray, ...] = field(default=(), repr=False)
-    # Judge version ids none of whose verdicts has a measured cost.
-    unmeasured_cost: frozenset = frozenset()
-    # Judge version id -> verdicts its calls recorded as made by the simulator.
-    simulated_verdicts: dict = field(default_factory=dict)
-    _probs: np.ndarray | None = field(default=None, repr=False)
-    _draws: metrics.DrawTable | None = field(default=None, repr=False)
-
-    @property
-    def probs(self) -> np.ndarray:
-        """Return reject_prob per item × judge (NaN where unjudged), computed once."""
-        if self._probs is None:
-            self._probs = metrics.reject_prob(self.counts)
-        return self._probs
-
-    @property
-    def draws(self) -> metrics.DrawTable:
-        """Return the answered verdicts laid out as draws (for ensembles), built once."""
-        if self._draws is None:
-            item, column, decision, draw_key, latency = self.rows
-            self._draws = metrics.draws_from_rows(
-                item, column, decision, draw_key, latency, len(self.is_wrong), len(self.judges)
-            )
-        return self._draws
-
-    @property
-    def common_items(self) -> np.ndarray:
-        """Return True for items every judge of the selection judged (ensembles and Pareto use them)."""
-        if not self.judges:
-            return np.zeros(len(self.is_wrong), dtype=bool)
-        return ~np.isnan(self.probs).any(axis=1)
-
-    def runs_of_judges(self) -> list[list[int]]:
-        """Return, per judge column, the selected runs in which it has verdicts."""
-        _, column, _, draw_key, _ = self.rows
-        run_of_row = draw_key >> DRAW_RUN_SHIFT
-        result = [[] for _ in self.judges]
-        for run in self.run_ids:
-            present = np.bincount(column[run_of_row == run], minlength=len(self.judges)) > 0
-            for index in np.flatnonzero(present):
-                result[index].append(run)
-        return result
-
-    @property
-    def cost_per_verdict(self) -> np.ndarray:
-        return np.divide(self.cost_sum, self.verdicts, out=np.zeros_like(self.cost_sum), where=self.verdicts > 0)
-
-    def judge_index(self, ref: str) -> int:
-        """Find a judge column by "name" (its latest version here) or "name:N"."""
-        name, _, number = ref.partition(":")
-        matches = [i for i, judge in enumerate(self.judges) if name in (judge.name, judge.slug)]
-        if number:
-            matches = [i for i in matches if str(self.judges[i].number) == number.lstrip("v")]
-        if not matches:
-            raise ValueError(f"judge {ref!r} has no verdicts on {self.gold_set_version}")
-        return max(matches, key=lambda i: self.judges[i].number)
-
-
-def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int]:
-    """Return the given runs on this version, or by default all its completed runs."""
-    selection = RunSelection(run_ids=tuple(sorted(int(i) for i in run_ids))) if run_ids is not None else None
-    return calibration_run_ids(gold_set_version=gold_set_version, selection=selection)
-
-
-def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
-    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source`."""
-    items = GoldSetVersionItem.objects.filter(
-        version=gold_set_version, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
-    )
-    rows = (
-        gold_items_of_source(items, source)
-        .order_by("query_id")
-        .values_list("query_id", "query__external_id", "decision", "error_class")
-    )
-    rows = list(rows)
-    query_ids = np.array([row[0] for row in rows], dtype=np.int64)
-    external_ids = [row[1] for row in rows]
-    is_wrong = np.array([row[2] == LabelDecision.WRONG for row in rows], dtype=bool)
-    error_class = np.array([row[3] if row[2] == LabelDecision.WRONG else "" for row in rows], dtype=object)
-    return query_ids, external_ids, is_wrong, error_class
-
-
-@contextmanager
-def raw_cursor():
-    """Yield a DB-API cursor; on PostgreSQL one that receives results in binary.
-
-    psycopg parses text-format floats slowly (a million latencies cost more than the rest
-    of the row); binary results come as machine numbers.
-    """
-    if connection.vendor != "postgresql":
-        with connection.cursor() as cursor:
-            yield cursor
-        return
-    import psycopg
-
-    connection.ensure_connection()
-    with psycopg.Cursor(connection.connection) as cursor:
-        cursor.format = psycopg.pq.Format.BINARY
-        yield cursor
-
-
-def fetch_columns(sql: str, params, dtypes, chunk_rows: int = 100_000) -> list[np.ndarray]:
-    """Run one SELECT and return its columns as numpy arrays, converting chunk by chunk.
-
-    Chunks keep peak memory to one chunk of Python row objects instead of all of them.
-    """
-    parts = [[] for _ in dtypes]
-    with raw_cursor() as cursor:
-        cursor.execute(sql, params)
-        while rows := cursor.fetchmany(chunk_rows):
-            for part, column, dtype in zip(parts, zip(*rows, strict=True), dtypes, strict=True):
-                part.append(np.fromiter(column, dtype=dtype, count=len(rows)))
-    return [np.concatenate(part) if part else np.empty(0, dtype) for part, dtype in zip(parts, dtypes, strict=True)]
-
-
-DECISION_SQL = (
-    f"CASE decision WHEN 'accept' THEN {metrics.ACCEPT} WHEN 'reject' THEN {metrics.REJECT} ELSE {metrics.ERROR} END"
-)
-# A latency that was not measured (NULL) comes back as -1, then NaN.
-LATENCY_SQL = "COALESCE(latency_ms, -1.0)"
-# Packing (query, judge version, decision) into one int64 needs query id × span < 2**63.
-MAX_PACKING_SPAN = 2**24
-# A draw key orders a judge's verdicts on an item: run × 2**16 + repeat (repeats < 2**15).
-DRAW_RUN_SHIFT = 16
-
-
-def verdict_rows_sql(run_ids: list[int], max_judge_version_id: int) -> tuple[str, tuple, int | None]:
-    """Return (SELECT, its column dtypes, packing span or None) of the report's verdict fetch.
-
-    Three numbers per verdict: SQL packs query id, judge version id and a decision code
-    into one integer (query × span + judge × 4 + code), run and repeat into another, and
-    the latency. Judge version ids too large to pack fall back to a separate query id.
-    """
-    placeholders = ", ".join(["%s"] * len(run_ids))
-    span = 1 << int(max_judge_version_id * 4 + 3).bit_length()
-    table = Verdict._meta.db_table
-    draw = f"run_id * {1 << DRAW_RUN_SHIFT} + repeat"
-    where = f"FROM {table} WHERE run_id IN ({placeholders})"
-    if span <= MAX_PACKING_SPAN:
-        sql = f"SELECT query_id * {span} + judge_version_id * 4 + {DECISION_SQL}, {draw}, {LATENCY_SQL} {where}"
-        return sql, (np.int64, np.int64, np.float64), span
-    sql = f"SELECT query_id, judge_version_id * 4 + {DECISION_SQL}, {draw}, {LATENCY_SQL} {where}"
-    return sql, (np.int64, np.int64, np.int64, np.float64), None
-
-
-def fetch_verdict_rows(run_ids: list[int], max_judge_version_id: int) -> tuple[np.ndarray, ...]:
-    """Fetch (query id, judge version id, decision code, draw key, latency) of the runs' verdicts.
-
-    The driver builds three Python numbers per row and no strings (`verdict_rows_sql`). A
-    latency that was not measured (imported verdicts) is NaN: left out of percentiles and means.
-    """
-    if not run_ids:
-        empty = np.empty(0, np.int64)
-        return empty, empty, empty, empty, np.empty(0, np.float64)
-    sql, dtypes, span = verdict_rows_sql(run_ids, max_judge_version_id)
-    if span is not None:
-        packed, draw_key, latency = fetch_columns(sql, run_ids, dtypes)
-        query_ids, judge_and_code = np.divmod(packed, span)
-    else:
-        query_ids, judge_and_code, draw_key, latency = fetch_columns(sql, run_ids, dtypes)
-    judge_ids, codes = np.divmod(judge_and_code, 4)
-    latency[latency < 0] = np.nan
-    return query_ids, judge_ids, codes, draw_key, latency
-
-
-def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int, int]]:
-    """Return {judge version id: (verdicts, total cost, verdicts with a cost, simulated verdicts)}.
-
-    Summed by the database. Whether a verdict was simulated is what its call recorded.
-
-    Verdicts whose cost was not measured (NULL, imported) count at the mean of the measured
-    ones, so that the cost per verdict is the mean over measured verdicts only.
-    """
-    rows = (
-        Verdict.objects.filter(run_id__in=run_ids)
-        .values_list("judge_version_id")
-        .annotate(
-            verdicts=Count("id"),
-            costed=Count("cost_usd"),
-            cost=Sum("cost_usd"),
-            simulated=Count("id", filter=Q(simulated=True)),
-        )
-        .order_by()
-    )
-    return {
-        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else 0.0, costed, simulated)
-        for judge_version_id, verdicts, costed, cost, simulated in rows
-    }
-
-
-def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:
-    """Return the judge versions as columns, ordered by judge name then version number."""
-    versions = JudgeVersion.objects.filter(pk__in=[int(i) for i in judge_version_ids]).values_list(
-        "pk", "judge__name", "number", "backend", "family", "model", "is_simulated", "judge__display_name"
-    )
-    columns = [JudgeColumn(pk, display or slug, *rest, slug=slug) for pk, slug, *rest, display in versions]
-    return sorted(columns, key=lambda column: (column.name, column.number))
-
-
-def load_calibration(
-    *, gold_set_version: GoldSetVersion, selection: RunSelection | None = None, run_ids=None
-) -> CalibrationData:
-    """Load labels and verdicts of a gold-set version into arrays (one query per table).
-
-    `selection` says which runs count (default: every completed run on the version);
-    `run_ids` is a shorthand for a selection of named runs. Raises ValueError for runs
-    that are not on the version.
-    """
-    if selection is None:
-        named = tuple(sorted(int(i) for i in run_ids)) if run_ids is not None else None
-        selection = RunSelection(run_ids=named)
-    runs = calibration_run_ids(gold_set_version=gold_set_version, selection=selection)
-    query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source)
-    costs = fetch_verdict_costs(runs)
-    query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
-        runs, max(costs, default=0)
-    )
-    item_of_row = np.searchsorted(query_ids, query_of_row)
-    in_version = item_of_row < len(query_ids)
-    in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]
-    judges = load_judge_columns(np.unique(judge_of_row[in_version]))
-    column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row[in_version])
-    item_of_row = item_of_row[in_version]
-    latency_of_row = latency_of_row[in_version]
-    decision_of_row = decision_of_row[in_version]
-    n_items, n_judges = len(query_ids), len(judges)
-    counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row, n_items, n_judges)
-    verdicts = np.array([costs.get(judge.id, (0, 0.0))[0] for judge in judges], dtype=np.int64)
-    cost_sum = np.array([costs.get(judge.id, (0, 0.0))[1] for judge in judges], dtype=np.float64)
-    latencies = [values[~np.isnan(values)] for values in split_by_column(latency_of_row, column_of_row, n_judges)]
-    return CalibrationData(
-        gold_set_version=gold_set_version,
-        run_ids=runs,
-        selection=selection,
-        query_ids=query_ids,
-        external_ids=external_ids,
-        is_wrong=is_wrong,
-        error_class=error_class,
-        judges=judges,
-        counts=counts,
-        verdicts=verdicts,
-        cost_sum=cost_sum,
-        latencies=latencies,
-        rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row[in_version], latency_of_row),
-        unmeasured_cost=frozenset(judge_id for judge_id, (_, _, costed, _) in costs.items() if not costed),
-        simulated_verdicts={judge_id: simulated for judge_id, (*_, simulated) in costs.items()},
-    )
-
-
-def columns_of(judge_ids: np.ndarray, judge_of_row: np.ndarray) -> np.ndarray:
-    """Map judge version ids to column numbers (columns are ordered by name, not by id)."""
-    if not len(judge_ids):
-        return np.zeros(0, dtype=np.int64)
-    order = np.argsort(judge_ids, kind="stable")
-    return order[np.searchsorted(judge_ids[order], judge_of_row)]
-
-
-def split_by_column(values: np.ndarray, column_of_row, n_judges: int) -> list[np.ndarray]:
-    """Group per-verdict values by judge column."""
-    if not n_judges:
-        return []
-    order = np.argsort(column_of_row, kind="stable")
-    bounds = np.searchsorted(np.asarray(column_of_row)[order], np.arange(n_judges + 1))
-    ordered = values[order]
-    return [ordered[bounds[i] : bounds[i + 1]] for i in range(n_judges)]
+from judges.run_selection import RunSelection
+from labelling.models import UNCLASSIFIED, GoldSetVersion
 
 
 def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, runs: list[int] | None = None) -> dict:
@@ -393,7 +86,7 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
     add_break_even(data, judges, baseline, wrong_share=wrong / total if total else 0.0)
     pairs = []
     for a, b in itertools.combinations(range(len(data.judges)), 2):
-        pair = metrics.pair_overlap(data.probs[:, a], data.probs[:, b], data.is_wrong)
+        pair = pair_overlap(data.probs[:, a], data.probs[:, b], data.is_wrong)
         pairs.append(
             {
                 "a": data.judges[a].name,
@@ -476,7 +169,7 @@ def ensemble_entry(
 
     Raises ValueError for an unknown rule or a k outside 1..len(members).
     """
-    result = metrics.ensemble_metrics(
+    result = ensemble_metrics(
         data.draws,
         data.is_wrong,
         members,
@@ -488,7 +181,7 @@ def ensemble_entry(
     )
     result["members"] = [data.judges[i].label for i in members]
     result["rule"] = rule
-    result["description"] = metrics.ensemble_description(result["members"], rule, k)
+    result["description"] = ensemble_description(result["members"], rule, k)
     return result
 
 
@@ -513,7 +206,7 @@ def ensembles_up_to(
                 entry = ensemble_entry(data, list(members), rule, generation_cost_usd=generation_cost_usd)
                 if size == 1:
                     entry["rule"] = "single"
-                    entry["description"] = metrics.ensemble_description(entry["members"], "single")
+                    entry["description"] = ensemble_description(entry["members"], "single")
                 entry["over_ceiling"] = (entry["false_reject_rate"] or 0) > false_reject_ceiling
                 points.append(entry)
     eligible = [
@@ -521,9 +214,7 @@ def ensembles_up_to(
         for p in points
         if not p["over_ceiling"] and p["cost_per_accepted_usd"] is not None and p["catch_rate"] is not None
     ]
-    frontier = metrics.pareto_frontier(
-        [p["cost_per_accepted_usd"] for p in eligible], [p["catch_rate"] for p in eligible]
-    )
+    frontier = pareto_frontier([p["cost_per_accepted_usd"] for p in eligible], [p["catch_rate"] for p in eligible])
     for point in points:
         point["pareto"] = False
     for point, on_frontier in zip(eligible, frontier, strict=True):

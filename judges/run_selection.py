@@ -86,7 +86,7 @@ def parse_date(raw: str | None, name: str) -> datetime.date | None:
         raise ValueError(f"{name} must be a date like 2026-01-31; got {raw!r}") from None
 
 
-def calibration_run_ids(*, gold_set_version, selection: RunSelection | None = None) -> list[int]:
+def calibration_run_ids_get(*, gold_set_version, selection: RunSelection | None = None) -> list[int]:
     """Return the runs a report on this gold-set version rests on.
 
     Default: every completed run on the version. Named runs must exist on this version
@@ -114,7 +114,7 @@ def calibration_run_ids(*, gold_set_version, selection: RunSelection | None = No
     return sorted(runs.values_list("pk", flat=True))
 
 
-def calibration_runs_of_judge(*, judge_version) -> tuple[object, list[int]]:
+def judge_calibration_runs_get(*, judge_version) -> tuple[object, list[int]]:
     """Return (gold-set version, run ids) that calibrate a live judge: triage's run rule.
 
     The gold-set version of the judge version's latest completed run, and every completed
@@ -130,4 +130,4 @@ def calibration_runs_of_judge(*, judge_version) -> tuple[object, list[int]]:
     if latest is None:
         return None, []
     version = latest.gold_set_version
-    return version, calibration_run_ids(gold_set_version=version)
+    return version, calibration_run_ids_get(gold_set_version=version)

@@ -14,16 +14,16 @@ from judges import metrics
 from judges.backends import vendor_backend
 from judges.backends.base import instructions_for
 from judges.backends.prompt import request_join
+from judges.calibration_data import load_calibration
+from judges.chunks import run_totals
 from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion, PromptPrefix, RunStatus, Verdict
-from judges.report import build_report, load_calibration
+from judges.report import build_report
 from judges.services import VERSION_FIELDS
 from labelling.models import GoldSetVersion, Query
 
 
-def run_progress(run: CalibrationRun) -> dict:
+def run_progress_get(*, run: CalibrationRun) -> dict:
     """Return done/total/errors/spend and an ETA from the rate since the run last (re)started."""
-    from judges.chunks import run_totals
-
     totals = run_totals(run.pk)
     total = totals["total"] or run.total_tasks
     done = totals["done"]
@@ -44,7 +44,7 @@ def run_progress(run: CalibrationRun) -> dict:
     }
 
 
-def run_version_counts(run: CalibrationRun) -> list[dict]:
+def run_version_counts_get(*, run: CalibrationRun) -> list[dict]:
     """Count accept / reject / error (and simulated) verdicts per judge version of a run."""
     rows = (
         Verdict.objects.filter(run=run)
@@ -66,7 +66,7 @@ def run_version_counts(run: CalibrationRun) -> list[dict]:
     return result
 
 
-def run_recent_errors(run: CalibrationRun, limit: int = 20):
+def run_errors_list(*, run: CalibrationRun, limit: int = 20):
     return (
         Verdict.objects.filter(run=run, decision=Decision.ERROR)
         .select_related("judge_version__judge")
@@ -74,7 +74,7 @@ def run_recent_errors(run: CalibrationRun, limit: int = 20):
     )
 
 
-def judge_version_diff(left: JudgeVersion, right: JudgeVersion) -> list[dict]:
+def judge_version_diff_get(*, left: JudgeVersion, right: JudgeVersion) -> list[dict]:
     """Return each version field with both values and whether they differ."""
     rows = []
     for name in [*VERSION_FIELDS, "is_simulated"]:
@@ -83,17 +83,17 @@ def judge_version_diff(left: JudgeVersion, right: JudgeVersion) -> list[dict]:
     return rows
 
 
-def judge_with_versions(pk: int) -> Judge:
+def judge_get(*, pk: int) -> Judge:
     return get_object_or_404(Judge.objects.prefetch_related("versions"), pk=pk)
 
 
-def runs_recent(limit: int = 20):
+def run_list(*, limit: int = 20):
     return CalibrationRun.objects.select_related("gold_set_version__gold_set").prefetch_related("judge_versions")[
         :limit
     ]
 
 
-def judge_runs(*, judge: Judge, limit: int = 20):
+def judge_runs_list(*, judge: Judge, limit: int = 20):
     """The calibration runs any version of this judge took part in, newest first."""
     return (
         CalibrationRun.objects.filter(judge_versions__judge=judge)
@@ -104,7 +104,7 @@ def judge_runs(*, judge: Judge, limit: int = 20):
     )
 
 
-def verdict_trace(verdict: Verdict, prefix_body: dict | None = None) -> dict:
+def verdict_trace_get(*, verdict: Verdict, prefix_body: dict | None = None) -> dict:
     """Return what a reviewer needs to reproduce a verdict (the `export_verdicts` line)."""
     if prefix_body is None and verdict.prompt_prefix_id:
         prefix_body = verdict.prompt_prefix.body
@@ -142,7 +142,7 @@ def verdict_trace(verdict: Verdict, prefix_body: dict | None = None) -> dict:
     }
 
 
-def verdict_trace_rows(*, run: CalibrationRun):
+def verdict_trace_list(*, run: CalibrationRun):
     """Yield the trace of every verdict of a run, in id order; each prefix is read once."""
     prefixes: dict[int, dict] = {}
     verdicts = (
@@ -155,7 +155,7 @@ def verdict_trace_rows(*, run: CalibrationRun):
         prefix_id = verdict.prompt_prefix_id
         if prefix_id and prefix_id not in prefixes:
             prefixes[prefix_id] = PromptPrefix.objects.values_list("body", flat=True).get(pk=prefix_id)
-        yield verdict_trace(verdict, prefixes.get(prefix_id))
+        yield verdict_trace_get(verdict=verdict, prefix_body=prefixes.get(prefix_id))
 
 
 # --- the judge page: prompt, versions with metrics, item-by-item comparison -------------------------
@@ -165,7 +165,7 @@ EXAMPLE_QUESTION = "How many orders were completed?"
 EXAMPLE_SQL = "SELECT COUNT(*) FROM orders WHERE status = 'completed'"
 
 
-def example_query(judge_version: JudgeVersion) -> Query:
+def example_query_get(*, judge_version: JudgeVersion) -> Query:
     """A query to show the prompt with: one this version judged on a warehouse, else any with a catalogue."""
     judged = (
         Query.objects.filter(verdicts__judge_version=judge_version, warehouse__catalogues__isnull=False)
@@ -181,7 +181,7 @@ def example_query(judge_version: JudgeVersion) -> Query:
     return with_catalogue or Query(question=EXAMPLE_QUESTION, sql=EXAMPLE_SQL, external_id="example")
 
 
-def judge_version_prompt(judge_version: JudgeVersion) -> dict | None:
+def judge_version_prompt_get(*, judge_version: JudgeVersion) -> dict | None:
     """Render the version's full request for an example query (no call is made); None for non-LLM judges."""
     if judge_version.backend not in LLM_BACKENDS:
         return None
@@ -192,7 +192,7 @@ def judge_version_prompt(judge_version: JudgeVersion) -> dict | None:
         else judge_version.backend
     )
     backend = vendor_backend(judge_version, vendor, hypotheses=judge_version.backend == Backend.HYPOTHESIS_PROBE)
-    query = example_query(judge_version)
+    query = example_query_get(judge_version=judge_version)
     prompt = backend.prompt_for(query)
     request = backend.request(query, prompt)
     tools = request.get("tools") or []
@@ -209,17 +209,7 @@ def judge_version_prompt(judge_version: JudgeVersion) -> dict | None:
     }
 
 
-def cost_interval(flag_ci, cost_per_verdict: float, generation_cost: float = 0.0):
-    """$/accepted at the ends of the flag rate's interval (the same formula as the report)."""
-    if not flag_ci:
-        return None
-    ends = [metrics.cost_per_accepted(rate, cost_per_verdict, generation_cost) for rate in flag_ci]
-    if any(end is None for end in ends):
-        return None
-    return (min(ends), max(ends))
-
-
-def judge_version_metrics(judge: Judge) -> list[dict]:
+def judge_version_metrics_list(*, judge: Judge) -> list[dict]:
     """Each gold-set version the judge ran on, with every version's report entry there."""
     gold_versions = (
         GoldSetVersion.objects.filter(
@@ -234,13 +224,15 @@ def judge_version_metrics(judge: Judge) -> list[dict]:
         report = build_report(gold_set_version=gold_version)
         entries = [entry for entry in report["judges"] if entry["name"] == judge.name]
         for entry in entries:
-            entry["cost_per_accepted_ci95"] = cost_interval(entry.get("flag_rate_ci95"), entry["cost_per_verdict_usd"])
+            entry["cost_per_accepted_ci95"] = metrics.cost_per_accepted_interval(
+                entry.get("flag_rate_ci95"), entry["cost_per_verdict_usd"]
+            )
         if entries:
             tables.append({"gold_set_version": gold_version, "entries": sorted(entries, key=lambda e: -e["version"])})
     return tables
 
 
-def judge_versions_item_diff(left: JudgeVersion, right: JudgeVersion, gold_set_version) -> dict:
+def judge_version_item_diff_get(*, left: JudgeVersion, right: JudgeVersion, gold_set_version) -> dict:
     """Compare two versions item by item on a gold-set version (majority verdict per item).
 
     Returns the wrong items one catches and the other misses, and the correct items one
@@ -278,7 +270,7 @@ def judge_versions_item_diff(left: JudgeVersion, right: JudgeVersion, gold_set_v
     return result
 
 
-def judge_version_form_diff(current: JudgeVersion, proposed: dict) -> dict:
+def judge_version_form_diff_get(*, current: JudgeVersion, proposed: dict) -> dict:
     """What saving `proposed` would change against `current`: fields, and the prompt as a unified diff."""
     fields = []
     for name in VERSION_FIELDS:

@@ -25,7 +25,7 @@ def _form_errors_from(form, exc: ValidationError):
 def index(request):
     """List judges and recent calibration runs."""
     judges = Judge.objects.prefetch_related("versions").order_by("name")
-    return render(request, "judges/index.html", {"judges": judges, "runs": selectors.runs_recent()})
+    return render(request, "judges/index.html", {"judges": judges, "runs": selectors.run_list()})
 
 
 @role_required(ML_ENGINEER)
@@ -48,7 +48,7 @@ def judge_create(request):
 @role_required(ML_ENGINEER)
 def judge_detail(request, pk):
     """Show a judge: the chosen version's full prompt, and every version's metrics per gold-set version."""
-    judge = selectors.judge_with_versions(pk)
+    judge = selectors.judge_get(pk=pk)
     versions = list(judge.versions.all())
     shown = next(
         (v for v in versions if str(v.number) == request.GET.get("version")), versions[0] if versions else None
@@ -57,9 +57,9 @@ def judge_detail(request, pk):
         "judge": judge,
         "versions": versions,
         "shown": shown,
-        "prompt": selectors.judge_version_prompt(shown) if shown else None,
-        "metrics": selectors.judge_version_metrics(judge),
-        "runs": selectors.judge_runs(judge=judge),
+        "prompt": selectors.judge_version_prompt_get(judge_version=shown) if shown else None,
+        "metrics": selectors.judge_version_metrics_list(judge=judge),
+        "runs": selectors.judge_runs_list(judge=judge),
         "clone_form": JudgeCloneForm(),
     }
     return render(request, "judges/judge_detail.html", context)
@@ -74,7 +74,7 @@ def judge_edit(request, pk):
     form = JudgeVersionForm(request.POST or None, initial=initial)
     diff = None
     if request.method == "POST" and form.is_valid():
-        diff = selectors.judge_version_form_diff(latest, form.cleaned_data) if latest else None
+        diff = selectors.judge_version_form_diff_get(current=latest, proposed=form.cleaned_data) if latest else None
         if request.POST.get("confirm") == "save" or latest is None:
             try:
                 version = services.judge_version_create(judge=judge, user=request.user, **form.cleaned_data)
@@ -107,7 +107,7 @@ def judge_clone(request, pk):
 @role_required(ML_ENGINEER)
 def judge_compare(request, pk):
     """Compare two versions of a judge: their settings, and item by item on a gold-set version."""
-    judge = selectors.judge_with_versions(pk)
+    judge = selectors.judge_get(pk=pk)
     versions = list(judge.versions.all())
     left_number = request.GET.get("left") or (versions[1].number if len(versions) > 1 else versions[0].number)
     right_number = request.GET.get("right") or versions[0].number
@@ -127,10 +127,10 @@ def judge_compare(request, pk):
         "versions": versions,
         "left": left,
         "right": right,
-        "rows": selectors.judge_version_diff(left, right),
+        "rows": selectors.judge_version_diff_get(left=left, right=right),
         "gold_versions": gold_versions,
         "gold": gold,
-        "items": selectors.judge_versions_item_diff(left, right, gold) if gold else None,
+        "items": selectors.judge_version_item_diff_get(left=left, right=right, gold_set_version=gold) if gold else None,
     }
     return render(request, "judges/judge_compare.html", context)
 
@@ -141,7 +141,7 @@ def verdict_detail(request, pk):
     verdict = get_object_or_404(
         Verdict.objects.select_related("judge_version__judge", "query__warehouse", "run", "prompt_prefix"), pk=pk
     )
-    trace = selectors.verdict_trace(verdict)
+    trace = selectors.verdict_trace_get(verdict=verdict)
     context = {
         "verdict": verdict,
         "trace": trace,
@@ -170,14 +170,14 @@ def run_start(request):
 def run_detail(request, pk):
     """Show a run with its live progress; htmx polls the progress partial while it is active."""
     run = get_object_or_404(CalibrationRun.objects.select_related("gold_set_version__gold_set"), pk=pk)
-    context = {"run": run, "progress": selectors.run_progress(run), "resume_form": RunResumeForm()}
+    context = {"run": run, "progress": selectors.run_progress_get(run=run), "resume_form": RunResumeForm()}
     if request.htmx:
         response = render(request, "judges/run_detail.html#progress", context)
         if not context["progress"]["active"]:
             # The run just ended: reload once so the counts and the cancel/resume buttons match it.
             response["HX-Refresh"] = "true"
         return response
-    context.update(counts=selectors.run_version_counts(run), errors=selectors.run_recent_errors(run))
+    context.update(counts=selectors.run_version_counts_get(run=run), errors=selectors.run_errors_list(run=run))
     return render(request, "judges/run_detail.html", context)
 
 

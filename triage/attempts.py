@@ -18,7 +18,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from judges import policy_replay
-from judges.loop_selectors import live_attempt_records
+from judges.loop_selectors import live_attempt_records_list
 from triage.models import LiveQuery, RequestAttempt
 
 MAX_ATTEMPTS_PER_REQUEST = 50
@@ -143,7 +143,7 @@ def request_attempts_import(*, lines) -> dict:
 
 def live_replay_summary(*, days: int = 7, weights: dict | None = None) -> dict | None:
     """Replay the last `days` of recorded attempts under the built-in policy (None without any)."""
-    records = live_attempt_records(since=timezone.now() - timedelta(days=days))
+    records = live_attempt_records_list(since=timezone.now() - timedelta(days=days))
     if not records:
         return None
     policy = policy_replay.SEED_001_TABLE

@@ -18,9 +18,10 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count, Max
 
+from judges.calibration_data import load_calibration
 from judges.models import CalibrationRun, Decision, Verdict
-from judges.report import judge_entry, load_calibration
-from judges.run_selection import calibration_runs_of_judge
+from judges.report import judge_entry
+from judges.run_selection import judge_calibration_runs_get
 from triage import estimates
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
 
@@ -50,7 +51,7 @@ class Calibration:
 
 def calibration_for_live_judge(judge_version) -> Calibration | None:
     """Return the judge version's calibrated rates from the report (None without a completed run)."""
-    version, run_ids = calibration_runs_of_judge(judge_version=judge_version)
+    version, run_ids = judge_calibration_runs_get(judge_version=judge_version)
     if version is None:
         return None
     data = load_calibration(gold_set_version=version)

@@ -5,6 +5,7 @@ import json
 import pytest
 from django.urls import reverse
 
+from judges.models import Verdict
 from judges.report import build_report
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 
@@ -166,8 +167,6 @@ def test_ensemble_explorer_scores_every_rule(client_for, version, rule):
 
 
 def test_a_judge_whose_verdicts_are_of_both_kinds_is_shown_as_mixed(client_for, version):
-    from judges.models import Verdict
-
     def beta():
         return next(j for j in build_report(gold_set_version=version)["judges"] if j["name"] == "beta")
 

@@ -104,7 +104,7 @@ def test_the_pareto_chart_keeps_its_last_tick_and_axis_title_inside_and_names_fr
     assert last["text"] == "$0.002"
     assert last["x"] + len(last["text"]) * 7 / 2 <= CHART_WIDTH  # centred text fits at ~7 px a character
     top_tick = min(chart["ticks_y"], key=lambda t: t["y"])
-    assert top_tick["y"] - chart["title_y"] >= 14  # the axis title sits a line above "100%"
+    assert top_tick["y"] - chart["y_title"]["y"] >= 14  # the axis title sits a line above "100%"
     assert all(p["label_x"] and p["label_anchor"] for p in chart["frontier_points"])
 
 

@@ -7,7 +7,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from judges.report import build_report, ensembles_up_to, load_calibration
+from judges.calibration_data import load_calibration
+from judges.report import build_report, ensembles_up_to
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 
 pytestmark = pytest.mark.django_db

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from judges.loop_intervals import loop_figures
 from judges.loop_model import (
     FIGURES,
     CheckerInputs,
@@ -10,7 +11,6 @@ from judges.loop_model import (
     LoopInputs,
     Measured,
     loop_expectation,
-    loop_figures,
     simulate_questions,
 )
 

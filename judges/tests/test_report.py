@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
+from judges.calibration_data import load_calibration
 from judges.models import RunStatus
-from judges.report import build_report, ensembles_up_to, load_calibration
+from judges.report import build_report, ensembles_up_to
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 
 pytestmark = pytest.mark.django_db
@@ -122,15 +123,3 @@ def test_ensembles_up_to_three_mark_a_pareto_frontier(small_calibration):
     points = ensembles_up_to(data, generation_cost_usd=0.01)
     assert {tuple(p["members"]) for p in points} == {("alpha v1",), ("beta v1",), ("alpha v1", "beta v1")}
     assert any(p["pareto"] for p in points)
-
-
-def test_packed_and_unpacked_verdict_fetches_agree(small_calibration):
-    from judges import report as report_module
-
-    runs = report_module.selected_run_ids(small_calibration)
-    packed = report_module.fetch_verdict_rows(runs, max_judge_version_id=max(report_module.fetch_verdict_costs(runs)))
-    unpacked = report_module.fetch_verdict_rows(runs, max_judge_version_id=2**23)
-    order_packed, order_unpacked = np.lexsort(packed[:3]), np.lexsort(unpacked[:3])
-    for left, right in zip(packed, unpacked, strict=True):
-        np.testing.assert_array_equal(left[order_packed], right[order_unpacked])
-    assert set(packed[2].tolist()) == {0, 1, 2}

@@ -15,8 +15,9 @@ which contradicts its own "9 of its 14 misses overlapped". We assert 31.
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
+from judges.calibration_data import load_calibration
 from judges.models import JudgeVersion
-from judges.report import build_report, ensemble_entry, load_calibration
+from judges.report import build_report, ensemble_entry
 from judges.tests.calibration_builders import add_verdicts, make_gold_set, make_judge_version, make_run
 
 pytestmark = pytest.mark.django_db

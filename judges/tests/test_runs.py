@@ -13,7 +13,7 @@ from judges.chunks import LEASE
 from judges.demo import run_inline
 from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
 from judges.runner import run_chunk_execute
-from judges.selectors import run_progress
+from judges.selectors import run_progress_get
 from judges.services import (
     calibration_run_cancel,
     calibration_run_plan,
@@ -165,7 +165,7 @@ def test_the_progress_of_a_running_run_has_an_eta_and_counts_errors(vendor_simul
     first, _second = calibration_run_plan(run=run)
     run_chunk_execute(chunk_id=first, continue_with_next=False)
     run.refresh_from_db()
-    progress = run_progress(run)
+    progress = run_progress_get(run=run)
     assert (progress["done"], progress["total"], progress["errors"]) == (5, 10, 1)
     assert progress["percent"] == 50.0
     assert progress["eta_seconds"] is not None and progress["spent_usd"] > 0

@@ -2,7 +2,8 @@
 
 import pytest
 
-from judges.report import build_report, load_calibration
+from judges.calibration_data import load_calibration
+from judges.report import build_report
 from judges.run_selection import RunSelection, run_selection_parse
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 from labelling.models import Query, QueryOrigin

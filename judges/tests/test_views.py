@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from judges.models import Judge, JudgeVersion
+from judges.models import CalibrationRun, Judge, JudgeVersion
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
 
 pytestmark = pytest.mark.django_db
@@ -13,8 +13,6 @@ ALLOWED = {"ml_engineer", "admin"}
 
 @pytest.fixture
 def objects():
-    from judges.models import CalibrationRun
-
     version = simulated_version(name="page-judge")
     gold = gold_set_version_with(mixed_items(1, 0))
     run = CalibrationRun.objects.create(gold_set_version=gold, repeats=1)

@@ -3,7 +3,7 @@
 10 judges × 20,000 items × 5 repeats, in one completed run (BENCH_REPORT_VERDICTS changes
 the size: items = verdicts ÷ 50). In the same process we time (a) the floor: the report's
 own verdict SELECT — exactly the columns it fetches, packed the same way
-(`judges.report.verdict_rows_sql`) — into numpy arrays, and (b) `judges.report.build_report`.
+(`judges.verdict_rows.verdict_rows_sql`) — into numpy arrays, and (b) `judges.report.build_report`.
 Target: (b) / (a) ≤ 1.5 (moonshot 1.2), and the report's process peaks under 400 MB.
 Fill and absolute times are printed as informational lines: no target, never counted.
 Runs on SQLite, and on PostgreSQL when a server answers.
@@ -38,8 +38,10 @@ import psycopg
 from django.core.management import call_command
 from django.db import connection, transaction
 
+from judges.calibration_data import selected_run_ids
 from judges.models import Backend, CalibrationRun, Judge, JudgeVersion, RunStatus, Verdict
-from judges.report import build_report, fetch_columns, selected_run_ids, verdict_rows_sql
+from judges.report import build_report
+from judges.verdict_rows import fetch_columns, verdict_rows_sql
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -108,7 +110,7 @@ def fill_database() -> None:
         verdict_columns = (
             "judge_version_id, query_id, run_id, repeat, decision, reason, error_class_guess, hypotheses, "
             "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, latency_ms, "
-            "model_reported, raw_response, context, created_at"
+            "model_reported, raw_response, context, created_at, simulated, endpoint, request_tail"
         )
         for judge_index, judge_version in enumerate(versions):
             catch, false_reject = 0.4 + 0.04 * judge_index, 0.05 + 0.01 * judge_index
@@ -122,7 +124,7 @@ def fill_database() -> None:
                     decision = "error" if errors[i] else ("reject" if draws[i] < item_reject[i] else "accept")
                     rows.append(
                         (judge_version.pk, qid, run.pk, repeat, decision, "", "", "[]", 3900, 180, 0, 0,
-                         "0.07200000", float(latency[i]), "", "{}", "{}", now)
+                         "0.07200000", float(latency[i]), "", "{}", "{}", now, False, "", "{}")
                     )  # fmt: skip
             insert_rows(Verdict._meta.db_table, verdict_columns, rows)
     # Fresh planner statistics, as autovacuum would leave them after a load this size.

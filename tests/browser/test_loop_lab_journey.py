@@ -2,7 +2,7 @@
 
 import pytest
 
-from judges.loop_selectors import EnteredInputs, loop_report
+from judges.loop_selectors import EnteredInputs, loop_report_build
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 from tests.browser.conftest import assert_no_sideways_scroll, log_in, screenshot
 
@@ -42,7 +42,7 @@ def test_an_ml_engineer_compares_two_checkers_in_the_loop_lab(page, live_server,
     assert headers == ["no checker", "graded-judge:1", "schema-verifier:1"]
 
     entered = EnteredInputs(generation_cost_usd=0.0041, escalation_cost_usd=0.06)
-    report = loop_report(gold_set_version=calibrated, checker_specs=headers[1:], entered=entered)
+    report = loop_report_build(gold_set_version=calibrated, checker_specs=headers[1:], entered=entered)
     cost_cells = table.locator("tr[data-figure=cost_per_accepted_usd] td")
     for index, checker in enumerate(report["checkers"]):
         cell = cost_cells.nth(index).inner_text()

@@ -6,7 +6,7 @@ import sys
 from django.core.management.base import BaseCommand, CommandError
 
 from judges.models import CalibrationRun
-from judges.selectors import verdict_trace_rows
+from judges.selectors import verdict_trace_list
 
 
 class Command(BaseCommand):
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         out = open(options["output"], "w", encoding="utf-8") if options["output"] else sys.stdout  # noqa: SIM115
         try:
             count = 0
-            for row in verdict_trace_rows(run=run):
+            for row in verdict_trace_list(run=run):
                 out.write(json.dumps(row, sort_keys=True, default=str) + "\n")
                 count += 1
         finally:

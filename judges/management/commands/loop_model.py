@@ -5,7 +5,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from judges.loop_model import DEFAULT_SEED, FIGURES, SEED_000_ESCALATION_ACCURACY, SEED_000_RETRY_SUCCESS
-from judges.loop_selectors import EnteredInputs, gold_set_version_named, loop_report
+from judges.loop_selectors import EnteredInputs, gold_set_version_get, loop_report_build
 
 
 def shares(text: str) -> tuple[float, ...]:
@@ -93,8 +93,8 @@ class Command(BaseCommand):
             retry_pass_correct=options["retry_pass_correct"],
         )
         try:
-            version = gold_set_version_named(options["gold_set"], options["version"])
-            report = loop_report(
+            version = gold_set_version_get(name=options["gold_set"], number=options["version"])
+            report = loop_report_build(
                 gold_set_version=version, checker_specs=options["checker"], entered=entered, seed=options["seed"]
             )
         except ValueError as error:

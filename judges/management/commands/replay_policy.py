@@ -10,7 +10,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from judges import policy_replay
-from judges.loop_selectors import live_attempt_records
+from judges.loop_selectors import live_attempt_records_list
 
 RELATIVE = re.compile(r"^(\d+)\s*([dhm])$")
 
@@ -82,7 +82,7 @@ class Command(BaseCommand):
                 except OSError as error:
                     raise CommandError(f"--attempts {attempts}: {error.strerror}") from None
             else:
-                records = live_attempt_records(since=parse_since(live))
+                records = live_attempt_records_list(since=parse_since(live))
         except policy_replay.ReplayInputError as error:
             raise CommandError(str(error)) from error
         results = policy_replay.replay(records, chosen, tier_weights)

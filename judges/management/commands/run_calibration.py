@@ -8,7 +8,7 @@ from tqdm import tqdm
 
 from judges.demo import run_inline
 from judges.models import CalibrationRun, Judge, JudgeVersion, RunStatus
-from judges.selectors import run_progress
+from judges.selectors import run_progress_get
 from judges.services import calibration_run_resume, calibration_run_start
 from labelling.models import GoldSetVersion
 
@@ -74,7 +74,7 @@ class Command(BaseCommand):
                 repeats=options["repeats"],
                 label=options["label"],
                 spend_cap_usd=options["spend_cap"],
-                progress=lambda run: self.update_bar(bar, run_progress(run)),
+                progress=lambda run: self.update_bar(bar, run_progress_get(run=run)),
             )
         return self.call(
             calibration_run_start,
@@ -103,7 +103,7 @@ class Command(BaseCommand):
         with tqdm(total=run.total_tasks or None, unit="verdict") as bar:
             while True:
                 run.refresh_from_db()
-                progress = run_progress(run)
+                progress = run_progress_get(run=run)
                 self.update_bar(bar, progress)
                 if not run.is_active:
                     break
