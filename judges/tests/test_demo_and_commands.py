@@ -10,7 +10,6 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from judges.demo import register_simulated_judges, run_demo_calibration
-from judges.management.commands.simulate_vendor import gold_label_oracle
 from judges.models import RunStatus, Verdict
 from judges.simulator.oracle import gold_label_oracle
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
