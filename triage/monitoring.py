@@ -17,12 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db.models import Count, Max
+from django.utils import timezone
 
 from judges.models import CalibrationRun, Decision, Verdict
 from judges.report import judge_entry, load_calibration
 from judges.run_selection import calibration_runs_of_judge
+from labelling.models import Label
 from triage import estimates
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
+from triage.policy import policy_current
 
 logger = logging.getLogger("triage.monitoring")
 
@@ -110,8 +113,6 @@ class LiveSample:
 
 def _current_label_decisions(query_ids) -> dict[int, str]:
     """Return each query's latest current correct/wrong label (unsure labels say nothing)."""
-    from labelling.models import Label
-
     decisions = {}
     for query_id, decision in (
         Label.objects.filter(query_id__in=query_ids, is_current=True, decision__in=["correct", "wrong"])
@@ -124,8 +125,6 @@ def _current_label_decisions(query_ids) -> dict[int, str]:
 
 def load_live_sample(judge_version, since) -> LiveSample:
     """Load live verdicts and the labels that arrived for live queries since `since`."""
-    from judges.models import Decision, Verdict
-
     live = LiveQuery.objects.filter(status__in=[IngestStatus.FLAGGED, IngestStatus.PASSED])
     if since is not None:
         live = live.filter(created_at__gte=since)
@@ -270,10 +269,15 @@ def monitor_judge(judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]
 
 def monitor_live_judges() -> list[tuple[EstimateSnapshot, list[Alert]]]:
     """Monitor every judge of the policy in force (the work of `manage.py monitor_judges`)."""
-    from triage.services import current_policy
-
-    policy = current_policy()
+    policy = policy_current()
     if policy is None:
         return []
     versions = policy.judge_versions.select_related("judge").order_by("pk")
     return [monitor_judge(version, policy) for version in versions]
+
+
+def alert_acknowledge(*, alert_id: int, user) -> None:
+    """Mark an alert acknowledged (once: acknowledging it again changes nothing)."""
+    Alert.objects.filter(pk=alert_id, acknowledged_at__isnull=True).update(
+        acknowledged_at=timezone.now(), acknowledged_by=user
+    )

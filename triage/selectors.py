@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from judges.models import JudgeVersion, Verdict
 from triage.models import (
     Alert,
     EstimateSnapshot,
@@ -16,7 +17,8 @@ from triage.models import (
     TriageStatus,
 )
 from triage.monitoring import CALIBRATION_RULE
-from triage.services import claimable_q, current_policy
+from triage.policy import policy_current
+from triage.queue import claimable_q
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,7 @@ class QueueFilters:
 
 def queue_items(*, filters: QueueFilters, limit: int = 100) -> list[TriageItem]:
     """Claimable items in queue order, each marked with whether it breaches the SLA."""
-    policy = current_policy()
+    policy = policy_current()
     sla = timedelta(minutes=policy.sla_minutes if policy else 240)
     now = timezone.now()
     items = list(
@@ -89,8 +91,6 @@ def unjudged_queries(*, limit: int = 200):
 
 def item_evidence(item: TriageItem) -> dict:
     """Gather everything the analyst reads: verdicts, probes in plain words, verifier, preview."""
-    from judges.models import Verdict
-
     live = LiveQuery.objects.filter(pk=item.query_id).first()
     verdicts = list(
         Verdict.objects.filter(query_id=item.query_id, run__isnull=True).select_related("judge_version__judge")
@@ -150,8 +150,6 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 def judge_live_precision(*, since=None) -> list[dict]:
     """For each judge: share of its resolved flags the analysts confirmed wrong (unclear excluded)."""
-    from judges.models import JudgeVersion
-
     resolved = TriageItem.objects.filter(status=TriageStatus.RESOLVED).exclude(resolution=Resolution.UNCLEAR)
     if since:
         resolved = resolved.filter(resolved_at__gte=since)

@@ -9,10 +9,13 @@ from config.roles import ADMIN, ANALYST, ML_ENGINEER, role_required
 from judges.models import JudgeVersion
 from labelling.models import ErrorClass
 from probes.models import Warehouse
-from triage import selectors, services
+from triage import selectors
 from triage.attempts import live_replay_summary
 from triage.forms import DecisionForm, ReopenForm
 from triage.models import TriageItem, TriageStatus
+from triage.monitoring import alert_acknowledge
+from triage.policy import policy_current
+from triage.queue import triage_item_claim_next, triage_item_release, triage_item_reopen, triage_item_resolve
 
 
 @role_required(ANALYST)
@@ -26,7 +29,7 @@ def index(request):
         "warehouses": Warehouse.objects.values_list("name", flat=True),
         "judges": JudgeVersion.objects.select_related("judge").filter(triage_policies__isnull=False).distinct(),
         "error_classes": ErrorClass.choices,
-        "policy": services.current_policy(),
+        "policy": policy_current(),
     }
     return render(request, "triage/index.html", context)
 
@@ -36,7 +39,7 @@ def index(request):
 def claim_next(request):
     """Claim the next item (respecting the queue filters) and open it."""
     filters = selectors.QueueFilters.from_query_dict(request.POST)
-    item = services.triage_item_claim_next(analyst=request.user, queryset=filters.apply(TriageItem.objects.all()))
+    item = triage_item_claim_next(analyst=request.user, queryset=filters.apply(TriageItem.objects.all()))
     if item is None:
         messages.info(request, "The queue is empty.")
         return redirect("triage:index")
@@ -67,11 +70,11 @@ def decide(request, pk):
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return redirect("triage:item", pk=pk)
     try:
-        services.triage_item_resolve(item_id=pk, analyst=request.user, **form.cleaned_data)
+        triage_item_resolve(item_id=pk, analyst=request.user, **form.cleaned_data)
     except PermissionDenied as exc:
         messages.error(request, str(exc))
         return redirect("triage:item", pk=pk)
-    next_item = services.triage_item_claim_next(analyst=request.user)
+    next_item = triage_item_claim_next(analyst=request.user)
     if next_item is None:
         messages.info(request, "Decision saved. The queue is empty.")
         return redirect("triage:index")
@@ -82,7 +85,7 @@ def decide(request, pk):
 @role_required(ANALYST)
 def release(request, pk):
     """Give the item back to the queue without deciding it."""
-    services.triage_item_release(item=get_object_or_404(TriageItem, pk=pk), analyst=request.user)
+    triage_item_release(item=get_object_or_404(TriageItem, pk=pk), analyst=request.user)
     return redirect("triage:index")
 
 
@@ -100,7 +103,7 @@ def reopen(request, pk):
     form = ReopenForm(request.POST)
     form.is_valid()
     try:
-        services.triage_item_reopen(item_id=pk, admin=request.user, note=form.cleaned_data.get("note", ""))
+        triage_item_reopen(item_id=pk, admin=request.user, note=form.cleaned_data.get("note", ""))
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
@@ -125,5 +128,5 @@ def dashboard(request):
 @require_POST
 @role_required(ADMIN)
 def acknowledge_alert(request, pk):
-    services.alert_acknowledge(alert_id=pk, user=request.user)
+    alert_acknowledge(alert_id=pk, user=request.user)
     return redirect("triage:dashboard")

@@ -54,7 +54,8 @@ DEMO_GOLD = ROOT / "labelling" / "data" / "demo_gold.jsonl"
 SETUP = """
 import sys
 from probes.models import Warehouse
-from triage.services import api_token_issue, policy_publish
+from triage.policy import policy_publish
+from triage.tokens import api_token_issue
 judges = []
 if "--judges" in sys.argv:
     from judges.models import Judge, JudgeVersion

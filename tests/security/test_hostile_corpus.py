@@ -38,7 +38,8 @@ from probes.tests.hostile_corpus import CORPUS, FAMILIES
 from probes.warehouses import warehouse_register
 from tests.support.fixtures import database_url_for_worker
 from tests.support.services import require_postgres_server
-from triage.services import api_token_issue, policy_publish
+from triage.policy import policy_publish
+from triage.tokens import api_token_issue
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 1.0

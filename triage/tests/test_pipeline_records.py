@@ -10,8 +10,9 @@ import math
 import pytest
 
 from labelling.models import Query, QuerySource
+from triage.decision import TriageDecision
 from triage.models import IngestStatus, LiveQuery, TriageItem
-from triage.pipeline import TriageDecision, live_query_record_decision, process_live_query
+from triage.pipeline import live_query_record_decision, process_live_query
 from triage.tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -92,10 +92,10 @@ def run_demo_calibration(stdout):
 def publish_demo_triage_policy(stdout):
     """Put the simulated judges on live traffic unless a policy already exists."""
     from judges.demo import register_simulated_judges
-    from triage.services import current_policy, policy_publish
+    from triage.policy import policy_current, policy_publish
 
-    if current_policy() is not None:
-        stdout.write(f"triage policy: {current_policy()} already in force")
+    if policy_current() is not None:
+        stdout.write(f"triage policy: {policy_current()} already in force")
         return
     policy = policy_publish(
         changes={"flag_rule": "any", "audit_share": 0.1},
@@ -130,7 +130,7 @@ def ingest_demo_live_traffic(stdout):
     `make run` judges them with the simulated judges and probes.
     """
     from labelling.models import Query
-    from triage.services import live_queries_ingest
+    from triage.ingest import live_queries_ingest
 
     gold = Query.objects.filter(gold_set__name="demo").order_by("external_id")[:DEMO_LIVE_COUNT]
     rows = [
