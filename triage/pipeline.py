@@ -55,7 +55,7 @@ def _claim_for_processing(live_id: int) -> bool:
     )
 
 
-def run_verifier(query, catalogue) -> tuple[VerifierOutcome | None, dict]:
+def verifier_run(*, query, catalogue) -> tuple[VerifierOutcome | None, dict]:
     """Run the deterministic verifier; a crash of the verifier fails open (recorded, not flagged)."""
     try:
         result = verify(query.sql, catalogue, warehouse=query.warehouse, rules=query.warehouse.verifier_rules)
@@ -113,7 +113,7 @@ def _judge_in_thread(judge_version, query):
         close_old_connections()
 
 
-def run_judges(query, judge_versions) -> list:
+def judges_run(*, query, judge_versions) -> list:
     """Judge the query with every live judge at once; reuse verdicts a redelivery already stored."""
     existing = {v.judge_version_id: v for v in Verdict.objects.filter(query=query, run__isnull=True, repeat=0)}
     todo = [jv for jv in judge_versions if jv.pk not in existing]
@@ -151,7 +151,7 @@ def _store_probe(live, source, verdict, make_probe_run):
     return probe_run
 
 
-def run_probes(live, query, verdicts, catalogue, policy) -> list[ProbeFinding]:
+def probes_run(*, live, query, verdicts, catalogue, policy) -> list[ProbeFinding]:
     """Probe every fan-out hypothesis the judges raised, and the deterministic detector's."""
     findings = []
     warehouse = query.warehouse
@@ -184,7 +184,7 @@ def run_probes(live, query, verdicts, catalogue, policy) -> list[ProbeFinding]:
     return findings
 
 
-def result_preview(query, row_cap: int = 20) -> dict:
+def result_preview(*, query, row_cap: int = 20) -> dict:
     """Run the query read-only for the analyst's preview; a refusal or error is shown as such."""
     try:
         result = run_readonly(warehouse=query.warehouse, sql=query.sql, row_cap=row_cap)
@@ -201,7 +201,7 @@ def result_preview(query, row_cap: int = 20) -> dict:
     }
 
 
-def process_live_query(*, live_id: int) -> str | None:
+def live_query_process(*, live_id: int) -> str | None:
     """Run the pipeline for one live query; safe to call again for the same id."""
     if not _claim_for_processing(live_id):
         return None
@@ -216,13 +216,15 @@ def process_live_query(*, live_id: int) -> str | None:
         catalogue = latest_catalogue(query.warehouse)
     verifier, verifier_stored = None, {}
     if policy is not None and policy.run_verifier and catalogue is not None:
-        verifier, verifier_stored = run_verifier(query, catalogue)
+        verifier, verifier_stored = verifier_run(query=query, catalogue=catalogue)
     judge_versions = list(policy.judge_versions.select_related("judge").order_by("pk")) if policy else []
-    verdicts = run_judges(query, judge_versions) if judge_versions else []
-    probes = run_probes(live, query, verdicts, catalogue, policy) if query.warehouse_id else []
+    verdicts = judges_run(query=query, judge_versions=judge_versions) if judge_versions else []
+    probes = []
+    if query.warehouse_id:
+        probes = probes_run(live=live, query=query, verdicts=verdicts, catalogue=catalogue, policy=policy)
     votes = [JudgeVote(v.judge_version_id, v.decision, v.error_class_guess or "", v.reason or "") for v in verdicts]
     decision = decide(verifier=verifier, votes=votes, probes=probes, rule=rule_from_policy(policy))
-    preview = result_preview(query) if decision.flagged and query.warehouse_id else {}
+    preview = result_preview(query=query) if decision.flagged and query.warehouse_id else {}
     return live_query_record_decision(
         live_id=live_id, policy=policy, decision=decision, verifier_stored=verifier_stored, preview=preview
     )

@@ -89,7 +89,7 @@ def unjudged_queries(*, limit: int = 200):
     return LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).select_related("query__warehouse")[:limit]
 
 
-def item_evidence(item: TriageItem) -> dict:
+def item_evidence(*, item: TriageItem) -> dict:
     """Gather everything the analyst reads: verdicts, probes in plain words, verifier, preview."""
     live = LiveQuery.objects.filter(pk=item.query_id).first()
     verdicts = list(
@@ -124,7 +124,7 @@ AGE_BUCKETS = [
 ]
 
 
-def age_distribution(now=None) -> list[dict]:
+def age_distribution(*, now=None) -> list[dict]:
     """Count waiting items by age bucket, for the dashboard's bar chart."""
     now = now or timezone.now()
     ages = [
@@ -189,7 +189,7 @@ def dashboard_figures() -> dict:
         "depth_claimed": TriageItem.objects.filter(status=TriageStatus.CLAIMED, claim_expires_at__gte=now).count(),
         "pending": LiveQuery.objects.filter(status__in=[IngestStatus.PENDING, IngestStatus.PROCESSING]).count(),
         "unjudged": LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).count(),
-        "ages": age_distribution(now),
+        "ages": age_distribution(now=now),
         "resolution_minutes_p50": _percentile(waits, 0.5),
         "resolution_minutes_p90": _percentile(waits, 0.9),
         "seconds_spent_p50": _percentile(spent, 0.5),

@@ -13,7 +13,7 @@ from kombu.exceptions import OperationalError as BrokerOperationalError
 from triage import pipeline
 from triage.enqueue import live_queries_requeue_stale
 from triage.models import LiveQuery
-from triage.monitoring import monitor_live_judges
+from triage.monitoring import live_judges_monitor
 
 TRANSIENT_ERRORS = (DatabaseOperationalError, InterfaceError, BrokerOperationalError)
 RETRY_ON_TRANSIENT = {
@@ -29,7 +29,7 @@ def process_live_query(live_id: int) -> str | None:
     """Run the pipeline for one live query (a redelivery finds it done and exits)."""
     if not LiveQuery.objects.filter(pk=live_id).exists():
         return None
-    return pipeline.process_live_query(live_id=live_id)
+    return pipeline.live_query_process(live_id=live_id)
 
 
 @shared_task(name="triage.process_live_queries", acks_late=True, **RETRY_ON_TRANSIENT)
@@ -49,4 +49,4 @@ def requeue_pending() -> int:
 @shared_task(name="triage.monitor_judges", acks_late=True, **RETRY_ON_TRANSIENT)
 def monitor_judges() -> int:
     """Re-measure live judges against fresh labels; raise alerts; store the estimates."""
-    return len(monitor_live_judges())
+    return len(live_judges_monitor())

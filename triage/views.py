@@ -55,7 +55,7 @@ def item(request, pk):
         "form": DecisionForm(),
         "holds_claim": triage_item.status == TriageStatus.CLAIMED and triage_item.assignee_id == request.user.pk,
         "error_classes": ErrorClass.choices,
-        **selectors.item_evidence(triage_item),
+        **selectors.item_evidence(item=triage_item),
     }
     return render(request, "triage/item.html", context)
 
