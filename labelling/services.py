@@ -257,19 +257,24 @@ def goldset_export(*, version: GoldSetVersion, fmt: str, out) -> int:
     return run_export(version=version, fmt=fmt, out=out)
 
 
-def queries_create(*, queries: list[dict], source: str = QuerySource.GOLD, fingerprint: bool = True) -> list[Query]:
-    """Create many queries with one INSERT, each as `query_create` would; return them with their ids.
+def queries_build(*, queries: list[dict], source: str = QuerySource.GOLD, fingerprint: bool = True) -> list[Query]:
+    """Build and validate unsaved queries, each as `query_create` would make it.
 
     Each dict holds `query_create`'s arguments apart from `source` (question, sql,
     external_id, and optionally dialect, warehouse, gold_set, reference_sql, metadata).
     `fingerprint=False` leaves the fingerprint empty for a caller that fills it later, off
     its hot path: normalising SQL costs milliseconds a query, and triage's live ingestion
-    leaves it to the pipeline's worker. Runs in the caller's transaction, if any.
+    leaves it to the pipeline's worker.
     """
     built = [_query_unsaved(**fields, source=source, fingerprint=fingerprint) for fields in queries]
     for query in built:
         query.full_clean(exclude=["warehouse", "gold_set"], validate_unique=False, validate_constraints=False)
-    return Query.objects.bulk_create(built)
+    return built
+
+
+def queries_create(*, queries: list[dict], source: str = QuerySource.GOLD, fingerprint: bool = True) -> list[Query]:
+    """Create many queries with one INSERT (see `queries_build`); return them with their ids."""
+    return Query.objects.bulk_create(queries_build(queries=queries, source=source, fingerprint=fingerprint))
 
 
 def _query_unsaved(
