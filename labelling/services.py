@@ -272,11 +272,6 @@ def queries_build(*, queries: list[dict], source: str = QuerySource.GOLD, finger
     return built
 
 
-def queries_create(*, queries: list[dict], source: str = QuerySource.GOLD, fingerprint: bool = True) -> list[Query]:
-    """Create many queries with one INSERT (see `queries_build`); return them with their ids."""
-    return Query.objects.bulk_create(queries_build(queries=queries, source=source, fingerprint=fingerprint))
-
-
 def _query_unsaved(
     *,
     question: str,
