@@ -80,7 +80,7 @@ def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) 
     except IntegrityError:
         return None
     # At once when no transaction is open (the API's case), else after the caller's commit.
-    transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids))
+    transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids=ids))
     return {live.external_id: live for live in lives}
 
 
@@ -98,7 +98,7 @@ def _ingest_careful(rows: list[dict], token: ApiToken | None, warehouses: dict) 
                 by_external.update({live.external_id: live for live in new_lives})
                 fresh_ids = [live.pk for live in new_lives]
                 if fresh_ids:
-                    transaction.on_commit(lambda ids=fresh_ids: live_queries_publish_soon(ids))
+                    transaction.on_commit(lambda ids=fresh_ids: live_queries_publish_soon(ids=ids))
             return by_external, {live.external_id for live in new_lives}
         except IntegrityError:
             # A concurrent post of the same external id won the race; the retry finds it.

@@ -117,7 +117,7 @@ def publisher() -> LiveQueryPublisher:
         return _publisher
 
 
-def live_queries_publish_soon(ids: list[int]) -> None:
+def live_queries_publish_soon(*, ids: list[int]) -> None:
     """Hand committed ids to this process's publisher, or publish now if batching is off."""
     if settings.TRIAGE_PUBLISH_INTERVAL_MS > 0:
         publisher().submit(ids)
