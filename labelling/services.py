@@ -257,19 +257,19 @@ def goldset_export(*, version: GoldSetVersion, fmt: str, out) -> int:
     return run_export(version=version, fmt=fmt, out=out)
 
 
-def queries_build(*, queries: list[dict], source: str = QuerySource.GOLD, fingerprint: bool = True) -> list[Query]:
-    """Build and validate unsaved queries, each as `query_create` would make it.
+def queries_create(*, queries: list[dict], source: str = QuerySource.GOLD, fingerprint: bool = True) -> list[Query]:
+    """Create many queries with one INSERT, each as `query_create` would; return them with their ids.
 
     Each dict holds `query_create`'s arguments apart from `source` (question, sql,
     external_id, and optionally dialect, warehouse, gold_set, reference_sql, metadata).
     `fingerprint=False` leaves the fingerprint empty for a caller that fills it later, off
     its hot path: normalising SQL costs milliseconds a query, and triage's live ingestion
-    leaves it to the pipeline's worker.
+    leaves it to the pipeline's worker. Runs in the caller's transaction, if any.
     """
     built = [_query_unsaved(**fields, source=source, fingerprint=fingerprint) for fields in queries]
     for query in built:
         query.full_clean(exclude=["warehouse", "gold_set"], validate_unique=False, validate_constraints=False)
-    return built
+    return Query.objects.bulk_create(built)
 
 
 def _query_unsaved(

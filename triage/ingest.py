@@ -1,8 +1,8 @@
 """Ingestion of live queries: idempotent on (client, external id), published after commit.
 
-Queries are built by the labelling app's own constructor (`labelling.services.queries_build`),
+Queries are created by the labelling app's own constructor (`labelling.services.queries_create`),
 so a live query is stored as any other query is; its fingerprint is left to the pipeline's
-worker, off the API's hot path. `triage.ingest_statement` stores them.
+worker, off the API's hot path.
 """
 
 import itertools
@@ -15,9 +15,8 @@ from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
 from labelling.models import QuerySource
-from labelling.services import queries_build
+from labelling.services import queries_create
 from probes.models import Warehouse
-from triage.ingest_statement import live_rows_insert
 from triage.models import ApiToken, LiveQuery
 from triage.publishing import live_queries_publish_soon
 
@@ -43,7 +42,7 @@ def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> l
     """
     if not rows:
         return []
-    queries = queries_build(
+    queries = queries_create(
         queries=[
             {
                 "question": row["question"],
@@ -63,10 +62,12 @@ def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> l
     # clears it, and the sweeper re-sends anything still pending after a while either way.
     now = timezone.now()
     lives = [
-        LiveQuery(external_id=q.external_id, api_token=token, client=client, enqueued_at=now, enqueue_attempts=1)
+        LiveQuery(
+            query=q, external_id=q.external_id, api_token=token, client=client, enqueued_at=now, enqueue_attempts=1
+        )
         for q in queries
     ]
-    return live_rows_insert(queries=queries, lives=lives)
+    return LiveQuery.objects.bulk_create(lives)
 
 
 def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> dict[str, LiveQuery] | None:
@@ -76,11 +77,11 @@ def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) 
     unique constraint on (client, external id), not this function, guarantees no duplicate.
     """
     try:
-        lives = _insert_new(rows, token, warehouses)  # atomic on its own
+        with transaction.atomic():
+            lives = _insert_new(rows, token, warehouses)
+            transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids=ids))
     except IntegrityError:
         return None
-    # At once when no transaction is open (the API's case), else after the caller's commit.
-    transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids=ids))
     return {live.external_id: live for live in lives}
 
 
