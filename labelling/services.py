@@ -238,3 +238,50 @@ def query_fingerprint_fill(*, gold_set_id: int | None = None, limit: int = 500) 
         query.fingerprint = sql_fingerprint(query.sql, query.dialect)
     Query.objects.bulk_update(batch, ["fingerprint"])
     return len(batch)
+
+
+def queries_create(*, queries: list[dict], source: str = QuerySource.GOLD, fingerprint: bool = True) -> list[Query]:
+    """Create many queries with one INSERT, each as `query_create` would; return them with their ids.
+
+    Each dict holds `query_create`'s arguments apart from `source` (question, sql,
+    external_id, and optionally dialect, warehouse, gold_set, reference_sql, metadata).
+    `fingerprint=False` leaves the fingerprint empty for a caller that fills it later, off
+    its hot path: normalising SQL costs milliseconds a query, and triage's live ingestion
+    leaves it to the pipeline's worker. Runs in the caller's transaction, if any.
+    """
+    built = [_query_unsaved(**fields, source=source, fingerprint=fingerprint) for fields in queries]
+    for query in built:
+        query.full_clean(exclude=["warehouse", "gold_set"], validate_unique=False, validate_constraints=False)
+    return Query.objects.bulk_create(built)
+
+
+def _query_unsaved(
+    *,
+    question: str,
+    sql: str,
+    external_id: str,
+    source: str,
+    dialect: str | None = None,
+    warehouse=None,
+    gold_set: GoldSet | None = None,
+    reference_sql: str = "",
+    metadata: dict | None = None,
+    fingerprint: bool = True,
+) -> Query:
+    """An unsaved query with its overlap draw (and fingerprint unless told not to)."""
+    dialect = dialect or (warehouse.dialect if warehouse else "sqlite")
+    key = overlap_key_draw(external_id=external_id)
+    return Query(
+        question=question,
+        sql=sql,
+        dialect=dialect,
+        warehouse=warehouse,
+        source=source,
+        gold_set=gold_set,
+        external_id=external_id,
+        fingerprint=sql_fingerprint(sql, dialect) if fingerprint else "",
+        reference_sql=reference_sql or "",
+        metadata=metadata or {},
+        overlap_key=key,
+        wants_second_label=bool(gold_set and key < gold_set.overlap_share),
+    )

@@ -7,7 +7,8 @@ from django.utils.cache import add_never_cache_headers
 
 from config.admin_readonly import ReadOnlyAdmin
 from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
-from triage.services import POLICY_FIELDS, TOKEN_SCOPES, api_token_issue, api_token_revoke, policy_publish
+from triage.policy import POLICY_FIELDS, policy_publish
+from triage.tokens import TOKEN_SCOPES, api_token_issue, api_token_revoke
 
 
 @admin.register(ApiToken)

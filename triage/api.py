@@ -7,6 +7,7 @@ from django.db.models import Prefetch
 from django.shortcuts import render
 from django.urls import reverse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
@@ -16,10 +17,12 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from judges.models import Verdict
 from probes.selectors import warehouse_map_by_name
 from triage.attempts import AttemptListField, request_attempts_store
+from triage.ingest import live_queries_ingest
 from triage.models import ApiToken, LiveQuery
-from triage.services import api_token_authenticate, live_queries_ingest
+from triage.tokens import api_token_authenticate
 
 MAX_BATCH = 500
 MAX_ID = 2**63 - 1  # the largest big-integer primary key
@@ -327,8 +330,6 @@ class QueryStatusView(APIView):
         responses={200: QueryStatusSerializer, 404: OpenApiResponse(description="Unknown id."), **AUTH_RESPONSES}
     )
     def get(self, request, pk: int):
-        from judges.models import Verdict
-
         if not 0 < pk <= MAX_ID:
             # The URL takes any digits; an id no database column can hold names no query.
             raise NotFound("No such query for this client.")
@@ -349,8 +350,6 @@ class QueryStatusView(APIView):
 
 def api_docs(request):
     """Render the OpenAPI schema as a plain page; no CDN, no JavaScript."""
-    from drf_spectacular.generators import SchemaGenerator
-
     schema = SchemaGenerator(patterns=None).get_schema(request=None, public=True)
     operations = [
         {"path": path, "method": method.upper(), **op}

@@ -17,13 +17,16 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db.models import Count, Max
+from django.utils import timezone
 
 from judges.calibration_data import load_calibration
 from judges.models import CalibrationRun, Decision, Verdict
 from judges.report import judge_entry
 from judges.run_selection import judge_calibration_runs_get
+from labelling.models import Label
 from triage import estimates
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
+from triage.policy import policy_current
 
 logger = logging.getLogger("triage.monitoring")
 
@@ -111,8 +114,6 @@ class LiveSample:
 
 def _current_label_decisions(query_ids) -> dict[int, str]:
     """Return each query's latest current correct/wrong label (unsure labels say nothing)."""
-    from labelling.models import Label
-
     decisions = {}
     for query_id, decision in (
         Label.objects.filter(query_id__in=query_ids, is_current=True, decision__in=["correct", "wrong"])
@@ -123,10 +124,8 @@ def _current_label_decisions(query_ids) -> dict[int, str]:
     return decisions
 
 
-def load_live_sample(judge_version, since) -> LiveSample:
+def live_sample_load(*, judge_version, since) -> LiveSample:
     """Load live verdicts and the labels that arrived for live queries since `since`."""
-    from judges.models import Decision, Verdict
-
     live = LiveQuery.objects.filter(status__in=[IngestStatus.FLAGGED, IngestStatus.PASSED])
     if since is not None:
         live = live.filter(created_at__gte=since)
@@ -164,7 +163,7 @@ def load_live_sample(judge_version, since) -> LiveSample:
     )
 
 
-def send_alert(*, kind: str, judge_version, message: str, details: dict) -> Alert | None:
+def alert_send(*, kind: str, judge_version, message: str, details: dict) -> Alert | None:
     """Raise an alert once: banner (a row), a log line, and the webhook if one is configured."""
     open_same = Alert.objects.filter(kind=kind, judge_version=judge_version, acknowledged_at__isnull=True)
     if open_same.exists():
@@ -182,11 +181,11 @@ def send_alert(*, kind: str, judge_version, message: str, details: dict) -> Aler
     return alert
 
 
-def monitor_judge(judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]:
+def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]:
     """Re-measure one live judge, store its estimates, and alert on drift or a model change."""
     calibration = calibration_for_live_judge(judge_version)
     since = calibration.calibrated_at if calibration else None
-    sample = load_live_sample(judge_version, since)
+    sample = live_sample_load(judge_version=judge_version, since=since)
     weights = estimates.inverse_probability_weights(
         flagged=sample.in_flagged_stratum,
         flagged_share_labelled=sample.flagged_share_labelled,
@@ -223,7 +222,7 @@ def monitor_judge(judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]
         for kind, name, calibrated, live, effective_n in checks:
             drift = estimates.detect_drift(calibration=calibrated, live=live, effective_n=effective_n)
             if drift.drifted:
-                alert = send_alert(
+                alert = alert_send(
                     kind=kind,
                     judge_version=judge_version,
                     message=f"{judge_version} {name}: {drift.reason}",
@@ -233,7 +232,7 @@ def monitor_judge(judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]
         changed = sorted(m for m in sample.models if calibration.model and m != calibration.model)
         if changed:
             alerts.append(
-                send_alert(
+                alert_send(
                     kind=Alert.Kind.MODEL_CHANGED,
                     judge_version=judge_version,
                     message=f"{judge_version} calibrated on {calibration.model!r} now reports {', '.join(changed)}",
@@ -269,12 +268,17 @@ def monitor_judge(judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]
     return snapshot, [a for a in alerts if a is not None]
 
 
-def monitor_live_judges() -> list[tuple[EstimateSnapshot, list[Alert]]]:
+def live_judges_monitor() -> list[tuple[EstimateSnapshot, list[Alert]]]:
     """Monitor every judge of the policy in force (the work of `manage.py monitor_judges`)."""
-    from triage.services import current_policy
-
-    policy = current_policy()
+    policy = policy_current()
     if policy is None:
         return []
     versions = policy.judge_versions.select_related("judge").order_by("pk")
-    return [monitor_judge(version, policy) for version in versions]
+    return [judge_monitor(judge_version=version, policy=policy) for version in versions]
+
+
+def alert_acknowledge(*, alert_id: int, user) -> None:
+    """Mark an alert acknowledged (once: acknowledging it again changes nothing)."""
+    Alert.objects.filter(pk=alert_id, acknowledged_at__isnull=True).update(
+        acknowledged_at=timezone.now(), acknowledged_by=user
+    )

@@ -21,6 +21,8 @@ import time
 from django.conf import settings
 from django.db import connections
 
+from triage.enqueue import live_queries_enqueue
+
 logger = logging.getLogger(__name__)
 
 
@@ -96,8 +98,6 @@ class LiveQueryPublisher:
 
 
 def _publish(ids: list[int]) -> int:
-    from triage.services import live_queries_enqueue
-
     return live_queries_enqueue(ids=ids)
 
 
@@ -117,7 +117,7 @@ def publisher() -> LiveQueryPublisher:
         return _publisher
 
 
-def live_queries_publish_soon(ids: list[int]) -> None:
+def live_queries_publish_soon(*, ids: list[int]) -> None:
     """Hand committed ids to this process's publisher, or publish now if batching is off."""
     if settings.TRIAGE_PUBLISH_INTERVAL_MS > 0:
         publisher().submit(ids)

@@ -7,6 +7,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from judges.models import JudgeVersion, Verdict
 from triage.models import (
     Alert,
     EstimateSnapshot,
@@ -17,7 +18,8 @@ from triage.models import (
     TriageStatus,
 )
 from triage.monitoring import CALIBRATION_RULE
-from triage.services import claimable_q, current_policy
+from triage.policy import policy_current
+from triage.queue import claimable_q
 
 PROBE_OUTCOMES = {
     "confirmed": "probe confirmed",
@@ -112,7 +114,7 @@ def _queue_queryset(filters: QueueFilters):
 
 
 def _mark_sla(items):
-    policy = current_policy()
+    policy = policy_current()
     sla = timedelta(minutes=policy.sla_minutes if policy else 240)
     now = timezone.now()
     for item in items:
@@ -141,10 +143,8 @@ def unjudged_queries(*, limit: int = 200):
     return LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).select_related("query__warehouse")[:limit]
 
 
-def item_evidence(item: TriageItem) -> dict:
+def item_evidence(*, item: TriageItem) -> dict:
     """Gather everything the analyst reads: verdicts, probes in plain words, verifier, preview."""
-    from judges.models import Verdict
-
     live = LiveQuery.objects.filter(pk=item.query_id).first()
     verdicts = list(
         Verdict.objects.filter(query_id=item.query_id, run__isnull=True).select_related("judge_version__judge")
@@ -178,7 +178,7 @@ AGE_BUCKETS = [
 ]
 
 
-def age_distribution(now=None) -> list[dict]:
+def age_distribution(*, now=None) -> list[dict]:
     """Count waiting items by age bucket, for the dashboard's bar chart."""
     now = now or timezone.now()
     ages = [
@@ -204,8 +204,6 @@ def _percentile(values: list[float], q: float) -> float | None:
 
 def judge_live_precision(*, since=None) -> list[dict]:
     """For each judge: share of its resolved flags the analysts confirmed wrong (unclear excluded)."""
-    from judges.models import JudgeVersion
-
     resolved = TriageItem.objects.filter(status=TriageStatus.RESOLVED).exclude(resolution=Resolution.UNCLEAR)
     if since:
         resolved = resolved.filter(resolved_at__gte=since)
@@ -245,7 +243,7 @@ def dashboard_figures() -> dict:
         "depth_claimed": TriageItem.objects.filter(status=TriageStatus.CLAIMED, claim_expires_at__gte=now).count(),
         "pending": LiveQuery.objects.filter(status__in=[IngestStatus.PENDING, IngestStatus.PROCESSING]).count(),
         "unjudged": LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).count(),
-        "ages": age_distribution(now),
+        "ages": age_distribution(now=now),
         "resolution_minutes_p50": _percentile(waits, 0.5),
         "resolution_minutes_p90": _percentile(waits, 0.9),
         "seconds_spent_p50": _percentile(spent, 0.5),

@@ -10,11 +10,13 @@ from config.roles import ADMIN, ANALYST, ML_ENGINEER, has_role, role_required
 from judges.models import JudgeVersion
 from labelling.models import ErrorClass
 from probes.models import Warehouse
-from triage import selectors, services
+from triage import selectors
 from triage.attempts import live_replay_summary
 from triage.forms import DecisionForm, ReopenForm
 from triage.models import TriageItem, TriageStatus
-from triage.monitoring import monitor_live_judges
+from triage.monitoring import alert_acknowledge, live_judges_monitor
+from triage.policy import policy_current
+from triage.queue import triage_item_claim_next, triage_item_release, triage_item_reopen, triage_item_resolve
 from triage.undo import triage_item_undo_resolve, undo_deadline
 
 UNDO_SESSION_KEY = "triage_undo_item"
@@ -35,7 +37,7 @@ def index(request):
         "warehouses": Warehouse.objects.values_list("name", flat=True),
         "judges": JudgeVersion.objects.select_related("judge").filter(triage_policies__isnull=False).distinct(),
         "error_classes": ErrorClass.choices,
-        "policy": services.current_policy(),
+        "policy": policy_current(),
         "undo": undo_offer(request),
     }
     return render(request, "triage/index.html", context)
@@ -46,7 +48,7 @@ def index(request):
 def claim_next(request):
     """Claim the next item (respecting the queue filters) and open it."""
     filters = selectors.QueueFilters.from_query_dict(request.POST)
-    item = services.triage_item_claim_next(analyst=request.user, queryset=filters.apply(TriageItem.objects.all()))
+    item = triage_item_claim_next(analyst=request.user, queryset=filters.apply(TriageItem.objects.all()))
     if item is None:
         messages.info(request, "The queue is empty.")
         return redirect("triage:index")
@@ -63,7 +65,7 @@ def item(request, pk):
         "holds_claim": triage_item.status == TriageStatus.CLAIMED and triage_item.assignee_id == request.user.pk,
         "error_classes": ErrorClass.choices,
         "undo": undo_offer(request),
-        **selectors.item_evidence(triage_item),
+        **selectors.item_evidence(item=triage_item),
     }
     return render(request, "triage/item.html", context)
 
@@ -78,13 +80,13 @@ def decide(request, pk):
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
         return redirect("triage:item", pk=pk)
     try:
-        services.triage_item_resolve(item_id=pk, analyst=request.user, **form.cleaned_data)
+        triage_item_resolve(item_id=pk, analyst=request.user, **form.cleaned_data)
     except PermissionDenied as exc:
         messages.error(request, str(exc))
         return redirect("triage:item", pk=pk)
     # The next page shows a "saved" toast with an undo for this decision.
     request.session[UNDO_SESSION_KEY] = pk
-    next_item = services.triage_item_claim_next(analyst=request.user)
+    next_item = triage_item_claim_next(analyst=request.user)
     if next_item is None:
         return redirect("triage:index")
     return redirect("triage:item", pk=next_item.pk)
@@ -117,7 +119,7 @@ def undo(request, pk):
 @role_required(ANALYST)
 def release(request, pk):
     """Give the item back to the queue without deciding it."""
-    services.triage_item_release(item=get_object_or_404(TriageItem, pk=pk), analyst=request.user)
+    triage_item_release(item=get_object_or_404(TriageItem, pk=pk), analyst=request.user)
     return redirect("triage:index")
 
 
@@ -135,7 +137,7 @@ def reopen(request, pk):
     form = ReopenForm(request.POST)
     form.is_valid()
     try:
-        services.triage_item_reopen(item_id=pk, admin=request.user, note=form.cleaned_data.get("note", ""))
+        triage_item_reopen(item_id=pk, admin=request.user, note=form.cleaned_data.get("note", ""))
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     else:
@@ -163,7 +165,7 @@ def dashboard(request):
 @role_required(ML_ENGINEER, ADMIN)
 def monitor_now(request):
     """Run the hourly monitoring pass now, so a fresh install need not wait an hour for estimates."""
-    snapshots = monitor_live_judges()
+    snapshots = live_judges_monitor()
     if snapshots:
         messages.success(request, f"Estimated the live error rate for {len(snapshots)} judge(s).")
     else:
@@ -174,5 +176,5 @@ def monitor_now(request):
 @require_POST
 @role_required(ADMIN)
 def acknowledge_alert(request, pk):
-    services.alert_acknowledge(alert_id=pk, user=request.user)
+    alert_acknowledge(alert_id=pk, user=request.user)
     return redirect("triage:dashboard")

@@ -15,7 +15,7 @@ from labelling.models import GoldSetVersion, Query
 from probes.models import Warehouse
 from probes.selectors import catalogue_get_latest
 from triage.models import LiveQuery
-from triage.services import current_policy
+from triage.policy import policy_current
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, private_
     assert judge_count >= 2
     assert run.verdicts.count() == judge_count * version.items.count() * run.repeats
     assert all(jv.is_simulated for jv in run.judge_versions.all())
-    assert set(current_policy().judge_versions.all()) == set(run.judge_versions.all())
+    assert set(policy_current().judge_versions.all()) == set(run.judge_versions.all())
     live = Query.objects.filter(source="live")
     assert live.count() == DEMO_LIVE_COUNT
     assert LiveQuery.objects.filter(query__in=live).count() == DEMO_LIVE_COUNT

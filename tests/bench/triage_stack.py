@@ -28,7 +28,8 @@ SIMULATOR_PORT = int(os.environ.get("BENCH_TRIAGE_SIMULATOR_PORT", "8792"))
 SETUP = """
 import sys
 from probes.models import Warehouse
-from triage.services import api_token_issue, policy_publish
+from triage.policy import policy_publish
+from triage.tokens import api_token_issue
 judges = []
 if "--judges" in sys.argv:
     from judges.models import Judge, JudgeVersion

@@ -11,7 +11,8 @@ from probes.models import ProbeRun
 from tests.browser.conftest import assert_no_sideways_scroll, log_in, screenshot
 from tests.support.fixtures import wait_for
 from triage.models import TriageItem, TriageStatus
-from triage.services import api_token_issue, policy_publish
+from triage.policy import policy_publish
+from triage.tokens import api_token_issue
 
 pytestmark = [pytest.mark.browser, pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

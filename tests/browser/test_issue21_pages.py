@@ -6,7 +6,7 @@ from judges.tests.calibration_builders import labels, make_gold_set, make_judge_
 from labelling.tests.factories import gold_set, query
 from tests.browser.conftest import assert_no_sideways_scroll, log_in
 from triage.models import TriageItem, TriageStatus
-from triage.services import triage_item_claim_next
+from triage.queue import triage_item_claim_next
 from triage.tests.factories import triage_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

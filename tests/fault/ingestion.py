@@ -17,8 +17,9 @@ from django.utils import timezone
 from labelling.models import Query, QuerySource
 from tests.support.fixtures import WorkerProcess, wait_for
 from tests.support.services import port_is_open, require
+from triage.enqueue import live_queries_requeue_stale
 from triage.models import IngestStatus, LiveQuery, TriageItem, TriageProbe
-from triage.services import live_queries_requeue_stale, policy_publish
+from triage.policy import policy_publish
 from triage.tests import factories
 
 FINAL = (IngestStatus.FLAGGED, IngestStatus.PASSED, IngestStatus.UNJUDGED)

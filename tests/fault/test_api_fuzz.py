@@ -21,7 +21,7 @@ from schemathesis.specs.openapi.checks import (
 
 from config.celery import app as celery_app
 from triage.models import IngestStatus, LiveQuery
-from triage.services import policy_publish
+from triage.policy import policy_publish
 from triage.tests import factories
 
 # Per operation and generation mode; small enough for the whole module to stay under a minute.

@@ -24,7 +24,7 @@ from labelling.models import Label, LabelSource, Query, QuerySource
 from tests.support.concurrency import run_concurrently
 from tests.support.services import running_in_ci
 from triage.models import IngestStatus, LiveQuery, ResolutionEvent, TriageItem, TriageStatus
-from triage.services import triage_item_claim_next, triage_item_release, triage_item_resolve
+from triage.queue import triage_item_claim_next, triage_item_release, triage_item_resolve
 from triage.tests import factories
 
 ANALYSTS = 20

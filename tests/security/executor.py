@@ -37,7 +37,7 @@ from probes.models import Warehouse  # noqa: E402
 from probes.selectors import catalogue_get_latest  # noqa: E402
 from probes.verifier import verify  # noqa: E402
 from triage.models import LiveQuery  # noqa: E402
-from triage.pipeline import process_live_query, result_preview  # noqa: E402
+from triage.pipeline import live_query_process, result_preview  # noqa: E402
 
 
 def peak_rss_mb() -> float:
@@ -137,9 +137,9 @@ def triage(request: dict) -> dict:
     if response.status_code not in (200, 202):
         return {"status": response.status_code, "body": response.content.decode()[:500]}
     live_id = response.json()["id"]
-    process_live_query(live_id=live_id)  # a no-op if the eager task already ran it
+    live_query_process(live_id=live_id)  # a no-op if the eager task already ran it
     live = LiveQuery.objects.select_related("query__warehouse").get(pk=live_id)
-    shown = result_preview(live.query)
+    shown = result_preview(query=live.query)
     return {
         "status": response.status_code,
         "ingest_status": str(live.status),

@@ -36,7 +36,8 @@ from probes.warehouses import warehouse_register
 from tests.security.executor_process import TIMEOUT_S, Executor
 from tests.security.watches import PostgresWatch, SqliteWatch
 from tests.support.services import require_postgres_server
-from triage.services import api_token_issue, policy_publish
+from triage.policy import policy_publish
+from triage.tokens import api_token_issue
 
 SLACK_S = 2.0
 RSS_LIMIT_MB = 300

@@ -7,7 +7,8 @@ from judges.models import Backend, Judge, JudgeVersion, Verdict
 from labelling.models import Query, QuerySource
 from probes.models import Catalogue, Warehouse
 from triage.models import IngestStatus, LiveQuery, TriageItem
-from triage.services import api_token_issue, policy_publish
+from triage.policy import policy_publish
+from triage.tokens import api_token_issue
 
 _counter = itertools.count(1)
 

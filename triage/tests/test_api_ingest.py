@@ -6,8 +6,10 @@ import pytest
 from django.test import override_settings
 
 from labelling.models import Query, QuerySource
-from triage.models import IngestStatus, LiveQuery
+from probes.models import Warehouse
+from triage.models import ApiToken, IngestStatus, LiveQuery
 from triage.tests import factories
+from triage.tokens import api_token_revoke
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/queries"
@@ -156,9 +158,6 @@ def test_a_live_query_stored_without_its_pipeline_row_belongs_to_no_client_and_i
 
 
 def test_a_token_remembered_by_this_process_is_refused_as_soon_as_it_is_revoked(api, django_assert_num_queries):
-    from triage.models import ApiToken
-    from triage.services import api_token_revoke
-
     assert api("post", URL, row("before")).status_code == 202
     # Remembered: the next post reads neither the token nor the warehouse. What is left is
     # the savepoint the test's transaction turns `atomic` into, and the two inserts.
@@ -179,8 +178,6 @@ def test_a_warehouse_created_after_a_post_named_it_is_usable_at_once(api):
 
 
 def test_a_deleted_warehouse_is_forgotten_by_the_process_that_deleted_it(api):
-    from probes.models import Warehouse
-
     assert api("post", URL, row("w-1", warehouse="gone")).status_code == 400
     factories.warehouse("gone")
     assert api("post", URL, row("w-2", warehouse="gone")).status_code == 202

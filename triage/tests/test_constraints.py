@@ -8,8 +8,9 @@ from django.urls import reverse
 
 from probes.models import ProbeRun
 from triage.models import ApiToken, TriageItem, TriagePolicy, TriageProbe
-from triage.services import api_token_issue, hash_token, policy_publish
+from triage.policy import policy_publish
 from triage.tests import factories
+from triage.tokens import api_token_issue, hash_token
 
 pytestmark = pytest.mark.django_db
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from triage.pipeline import FlagRuleSpec, JudgeVote, ProbeFinding, VerifierOutcome, audit_draw, decide
+from triage.decision import FlagRuleSpec, JudgeVote, ProbeFinding, VerifierOutcome, audit_draw, decide
 
 
 def votes(*decisions, guess=""):

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from triage.models import EstimateSnapshot
-from triage.services import policy_publish
+from triage.policy import policy_publish
 from triage.tests.factories import judge_version, live_query
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,9 @@
 """monitor_judges: calibration and fresh live labels in the database → estimates and alerts."""
 
+import json
 import logging
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
@@ -10,7 +13,8 @@ from django.utils import timezone
 from judges.models import CalibrationRun, RunStatus, Verdict
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Label, LabelSource, Query, QuerySource
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
-from triage.services import policy_publish
+from triage.monitoring import alert_send
+from triage.policy import policy_publish
 from triage.tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -136,12 +140,6 @@ def test_a_changed_vendor_model_id_raises_an_alert():
 
 
 def test_an_alert_is_posted_to_the_webhook_when_one_is_configured(settings):
-    import json
-    import threading
-    from http.server import BaseHTTPRequestHandler, HTTPServer
-
-    from triage.monitoring import send_alert
-
     received = []
 
     class Hook(BaseHTTPRequestHandler):
@@ -158,15 +156,13 @@ def test_an_alert_is_posted_to_the_webhook_when_one_is_configured(settings):
     thread.start()
     settings.TRIAGE_ALERT_WEBHOOK_URL = f"http://127.0.0.1:{server.server_port}/hook"
     version = factories.judge_version()
-    send_alert(kind=Alert.Kind.CATCH_DRIFT, judge_version=version, message="catch fell", details={"x": 1})
+    alert_send(kind=Alert.Kind.CATCH_DRIFT, judge_version=version, message="catch fell", details={"x": 1})
     thread.join(timeout=10)
     server.server_close()
     assert received == [{"kind": "catch_drift", "judge": str(version), "message": "catch fell", "details": {"x": 1}}]
 
 
 def test_a_dead_webhook_still_leaves_the_alert_on_the_dashboard(settings):
-    from triage.monitoring import send_alert
-
     settings.TRIAGE_ALERT_WEBHOOK_URL = "http://127.0.0.1:1/hook"
-    send_alert(kind=Alert.Kind.CATCH_DRIFT, judge_version=None, message="catch fell", details={})
+    alert_send(kind=Alert.Kind.CATCH_DRIFT, judge_version=None, message="catch fell", details={})
     assert Alert.objects.filter(message="catch fell").exists()

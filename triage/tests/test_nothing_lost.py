@@ -2,13 +2,17 @@
 
 import json
 import logging
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from tests.support.brokers import CLOSED_PORT_BROKER, broker_at
 from tests.support.fixtures import wait_for
+from triage.enqueue import live_queries_requeue_stale
 from triage.models import IngestStatus, LiveQuery
+from triage.pipeline import _claim_for_processing
 from triage.tests import factories
 
 
@@ -31,7 +35,7 @@ def test_a_broker_outage_at_ingest_still_stores_every_query_as_pending(
     _, plaintext = factories.token()
     with (
         broker_at(CLOSED_PORT_BROKER),
-        caplog.at_level(logging.ERROR, logger="triage.services"),
+        caplog.at_level(logging.ERROR, logger="triage.enqueue"),
         django_capture_on_commit_callbacks(execute=True),
     ):
         response = post_queries(client, plaintext, ["a", "b", "c"])
@@ -75,13 +79,6 @@ def test_queries_ingested_during_an_outage_are_judged_after_it(client, celery_wo
 
 @pytest.mark.django_db
 def test_a_query_left_processing_is_resent_only_after_the_processing_timeout(settings):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from triage.pipeline import _claim_for_processing
-    from triage.services import live_queries_requeue_stale
-
     settings.TRIAGE_PROCESSING_TIMEOUT_S = 300
     live = factories.live_query(status=IngestStatus.PROCESSING)
     LiveQuery.objects.filter(pk=live.pk).update(started_at=timezone.now() - timedelta(seconds=200))

@@ -5,8 +5,8 @@ from django.urls import reverse
 
 from labelling.models import Label
 from probes.models import ProbeRun
-from triage.models import Alert, IngestStatus, TriageItem, TriageProbe, TriageStatus
-from triage.services import triage_item_claim_next, triage_item_resolve
+from triage.models import Alert, EstimateSnapshot, IngestStatus, TriageItem, TriageProbe, TriageStatus
+from triage.queue import triage_item_claim_next, triage_item_resolve
 from triage.tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -160,8 +160,6 @@ def test_the_queue_page_lists_items_and_offers_next(client_for):
 
 
 def test_the_dashboard_charts_both_error_rate_estimates_over_time(client_for):
-    from triage.models import EstimateSnapshot
-
     judge = factories.judge_version("charted")
     for corrected, audit in [(0.18, 0.2), (0.21, 0.19)]:
         EstimateSnapshot.objects.create(

@@ -5,8 +5,8 @@ import json
 import pytest
 from django.urls import reverse
 
-from triage.services import api_token_revoke
 from triage.tests import factories
+from triage.tokens import api_token_revoke
 
 pytestmark = pytest.mark.django_db
 ALL_USERS = ["labeller", "analyst", "ml_engineer", "admin", "outsider"]

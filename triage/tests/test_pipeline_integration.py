@@ -13,9 +13,11 @@ for module in ("probes.verifier", "probes.fanout", "probes.selectors", "probes.e
     pytest.importorskip(module, reason=f"{module} is not merged yet")
 
 from judges.models import Backend, Judge, JudgeVersion, Verdict  # noqa: E402
+from judges.simulator import SimModel, Simulator, start_in_thread  # noqa: E402
+from judges.tests.factories import simulated_version  # noqa: E402
 from triage.models import IngestStatus, LiveQuery, TriageItem  # noqa: E402
-from triage.pipeline import process_live_query  # noqa: E402
-from triage.services import policy_publish  # noqa: E402
+from triage.pipeline import live_query_process  # noqa: E402
+from triage.policy import policy_publish  # noqa: E402
 from triage.tests import factories  # noqa: E402
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +45,7 @@ def verifier_judge():
 
 def run(shop, sql, **policy_changes):
     live = factories.live_query(wh=shop, sql=sql)
-    process_live_query(live_id=live.pk)
+    live_query_process(live_id=live.pk)
     live.refresh_from_db()
     return live
 
@@ -81,7 +83,7 @@ def test_live_judges_store_one_verdict_each_and_a_redelivery_reuses_it(shop):
     assert verdicts.count() == 1
     assert verdicts.get().decision in ("accept", "reject", "error")
     LiveQuery.objects.filter(pk=live.pk).update(status=IngestStatus.PENDING)
-    process_live_query(live_id=live.pk)
+    live_query_process(live_id=live.pk)
     assert Verdict.objects.filter(query=live.query, run__isnull=True).count() == 1
 
 
@@ -89,8 +91,6 @@ def test_live_judges_store_one_verdict_each_and_a_redelivery_reuses_it(shop):
 def simulator(settings):
     """Run the judges app's vendor simulator on a free local port with an always-right model."""
     needs_live_judging()
-    from judges.simulator import SimModel, Simulator, start_in_thread
-
     models = {
         "sim-perfect": SimModel(
             family="simulated",
@@ -110,8 +110,6 @@ def simulator(settings):
 
 
 def simulated_judges(count):
-    from judges.tests.factories import simulated_version
-
     return [simulated_version(name=f"sim-judge-{i}") for i in range(count)]
 
 

@@ -10,8 +10,9 @@ import math
 import pytest
 
 from labelling.models import Query, QuerySource
+from triage.decision import TriageDecision
 from triage.models import IngestStatus, LiveQuery, TriageItem
-from triage.pipeline import TriageDecision, live_query_record_decision, process_live_query
+from triage.pipeline import live_query_process, live_query_record_decision
 from triage.tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +22,7 @@ def test_the_audit_sample_of_unflagged_queries_is_within_tolerance_of_its_share(
     factories.quiet_policy(audit_share=0.25)
     lives = [factories.live_query() for _ in range(400)]
     for live in lives:
-        assert process_live_query(live_id=live.pk) == IngestStatus.PASSED
+        assert live_query_process(live_id=live.pk) == IngestStatus.PASSED
     audited = LiveQuery.objects.filter(audit_query__isnull=False).count()
     expected, sd = 400 * 0.25, math.sqrt(400 * 0.25 * 0.75)
     assert abs(audited - expected) < 4 * sd
@@ -35,15 +36,15 @@ def test_the_audit_sample_of_unflagged_queries_is_within_tolerance_of_its_share(
 def test_a_redelivered_task_changes_nothing():
     factories.quiet_policy(audit_share=1.0)
     live = factories.live_query()
-    process_live_query(live_id=live.pk)
-    assert process_live_query(live_id=live.pk) is None
+    live_query_process(live_id=live.pk)
+    assert live_query_process(live_id=live.pk) is None
     assert Query.objects.filter(source=QuerySource.AUDIT).count() == 1
 
 
 def test_the_pipeline_fills_in_the_fingerprint():
     factories.quiet_policy()
     live = factories.live_query(sql="select  id FROM orders")
-    process_live_query(live_id=live.pk)
+    live_query_process(live_id=live.pk)
     live.query.refresh_from_db()
     assert live.query.fingerprint
 

@@ -19,9 +19,9 @@ from django.conf import settings
 from config.celery import app
 from tests.support.brokers import CLOSED_PORT_BROKER, broker_at
 from tests.support.fixtures import wait_for
+from triage.ingest import live_queries_ingest
 from triage.models import IngestStatus, LiveQuery
 from triage.publishing import LiveQueryPublisher
-from triage.services import live_queries_ingest
 from triage.tests import factories
 
 
@@ -98,7 +98,7 @@ def test_a_failed_background_publish_leaves_the_queries_pending_for_the_sweeper(
     )
     ids = [entry.live.pk for entry in ingested]
     publisher = LiveQueryPublisher(interval_s=0.01)
-    with broker_at(CLOSED_PORT_BROKER), caplog.at_level(logging.ERROR, logger="triage.services"):
+    with broker_at(CLOSED_PORT_BROKER), caplog.at_level(logging.ERROR, logger="triage.enqueue"):
         publisher.submit(ids)
         wait_for(
             lambda: LiveQuery.objects.filter(pk__in=ids, enqueued_at__isnull=True).count() == 3,

@@ -3,14 +3,14 @@
 from datetime import timedelta
 
 import pytest
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
 from labelling.models import Label, LabelSource
 from tests.support.concurrency import run_concurrently
 from triage.models import ResolutionEvent, TriageItem, TriageStatus
+from triage.queue import triage_item_claim_next, triage_item_reopen, triage_item_resolve
 from triage.selectors import QueueFilters, queue_items
-from triage.services import triage_item_claim_next, triage_item_reopen, triage_item_resolve
 from triage.tests import factories
 
 
@@ -98,8 +98,6 @@ def test_every_decision_becomes_a_triage_label(role_users, resolution, error_cla
 
 @pytest.mark.django_db
 def test_confirmed_wrong_needs_an_error_class(role_users):
-    from django.core.exceptions import ValidationError
-
     item = factories.triage_item()
     triage_item_claim_next(analyst=role_users["analyst"])
     with pytest.raises(ValidationError):

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from triage.models import ApiToken
-from triage.services import hash_token
+from triage.tokens import hash_token
 
 pytestmark = pytest.mark.django_db
 PLAINTEXT = re.compile(r"dkt_[0-9a-f]{8}_[\w-]{20,}")

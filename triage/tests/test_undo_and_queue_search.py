@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from labelling.models import Label
 from triage.models import TriageItem, TriageStatus
+from triage.queue import triage_item_claim_next, triage_item_resolve
 from triage.selectors import QUEUE_PAGE_SIZE
-from triage.services import triage_item_claim_next, triage_item_resolve
 from triage.tests.factories import triage_item
 from triage.undo import UNDO_WINDOW, triage_item_undo_resolve
 

@@ -14,7 +14,8 @@ from labelling.demo import demo_gold_load
 from labelling.models import Query
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import DEMO_WAREHOUSE_NAME, build_demo_warehouse, register_demo_warehouse
-from triage.services import current_policy, live_queries_ingest, policy_publish
+from triage.ingest import live_queries_ingest
+from triage.policy import policy_current, policy_publish
 
 DEMO_USERS = {role: f"demo-{role.replace('_', '-')}" for role in ALL_ROLES}
 
@@ -94,8 +95,8 @@ def run_demo_calibration(stdout):
 
 def publish_demo_triage_policy(stdout):
     """Put the simulated judges on live traffic unless a policy already exists."""
-    if current_policy() is not None:
-        stdout.write(f"triage policy: {current_policy()} already in force")
+    if policy_current() is not None:
+        stdout.write(f"triage policy: {policy_current()} already in force")
         return
     policy = policy_publish(
         changes={"flag_rule": "any", "audit_share": 0.1},

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from triage.services import api_token_issue
+from triage.tokens import api_token_issue
 
 
 class Command(BaseCommand):

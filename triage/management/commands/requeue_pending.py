@@ -2,7 +2,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand
 
-from triage.services import live_queries_requeue_stale
+from triage.enqueue import live_queries_requeue_stale
 
 
 class Command(BaseCommand):

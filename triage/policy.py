@@ -1,0 +1,38 @@
+"""Triage policy versions: the one in force, and publishing the next one."""
+
+from django.db import transaction
+from django.db.models import Max
+
+from triage.models import TriagePolicy
+
+POLICY_FIELDS = (
+    "flag_rule",
+    "k",
+    "run_verifier",
+    "flag_on_verifier_failure",
+    "run_fanout_detector",
+    "audit_share",
+    "sla_minutes",
+    "claim_timeout_minutes",
+)
+
+
+def policy_current() -> TriagePolicy | None:
+    """The policy in force: the latest version (None before the first is published)."""
+    return TriagePolicy.objects.order_by("-version").first()
+
+
+@transaction.atomic
+def policy_publish(*, changes: dict, judge_versions=None, created_by=None, note: str = "") -> TriagePolicy:
+    """Publish a new policy version: the current one with `changes` applied."""
+    base = policy_current()
+    values = {field: getattr(base, field) for field in POLICY_FIELDS} if base else {}
+    values.update(changes)
+    number = (TriagePolicy.objects.aggregate(m=Max("version"))["m"] or 0) + 1
+    policy = TriagePolicy(version=number, created_by=created_by, note=note, **values)
+    policy.full_clean()
+    policy.save()
+    if judge_versions is None and base is not None:
+        judge_versions = list(base.judge_versions.all())
+    policy.judge_versions.set(judge_versions or [])
+    return policy
