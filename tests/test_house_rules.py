@@ -17,7 +17,8 @@ LONG_MODULES_ALLOWED = {"labelling/data/build_demo_gold.py", "probes/demo_wareho
 PROJECT_PACKAGES = {"config", "probes", "labelling", "judges", "triage"}
 MAX_FUNCTION_LEVEL_PROJECT_IMPORTS = 10
 # A function-level import says why Django needs it there.
-EXPLAINED = re.compile(r"#\s*noqa:\s*PLC0415\s*[—–-]+\s*\S")
+# Other codes may share the noqa (`# noqa: PLC0415, F401 — why`); the reason must follow them.
+EXPLAINED = re.compile(r"#\s*noqa:\s*(?:[A-Z]+[0-9]+,\s*)*PLC0415(?:,\s*[A-Z]+[0-9]+)*\s*[—–-]+\s*\S")
 
 
 def python_modules() -> list[Path]:

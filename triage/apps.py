@@ -8,4 +8,4 @@ class TriageConfig(AppConfig):
     def ready(self):
         # Register the triage tasks in every process, so `triage.enqueue` finds them by name
         # (and eager mode runs them in place) without importing them into the services.
-        from triage import tasks  # noqa: F401, PLC0415 — task modules import models: only once apps are loaded
+        from triage import tasks  # noqa: PLC0415, F401 — task modules import models: only once apps are loaded
