@@ -13,25 +13,20 @@ import tempfile
 import time
 from pathlib import Path
 
+import sqlglot
+
+import tests.bench.django_ready  # noqa: F401 — sets Django up before the apps' modules load
+from labelling.demo import DEMO_GOLD_FILE
+from labelling.mutation_operators import Schema, operators_for, variants_of
+from probes.catalogue import introspect_sqlite
+from probes.demo_warehouse import build_demo_warehouse
+
 ITEMS = 1000
 ROUNDS = 3
 
 
-def _django():
-    import os  # noqa: PLC0415 — benchmarks configure Django before importing the apps
-
-    import django  # noqa: PLC0415 — see above
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    django.setup()
-
-
 def _demo_sources() -> tuple[list[str], dict]:
     """Return 1,000 correct demo SQL texts (the demo's, repeated) and the demo catalogue snapshot."""
-    from labelling.demo import DEMO_GOLD_FILE  # noqa: PLC0415 — needs Django set up
-    from probes.catalogue import introspect_sqlite  # noqa: PLC0415 — needs Django set up
-    from probes.demo_warehouse import build_demo_warehouse  # noqa: PLC0415 — needs Django set up
-
     items = [json.loads(line) for line in DEMO_GOLD_FILE.read_text().splitlines() if line.strip()]
     correct = [item["sql"] if item["label"] == "correct" else item["reference_sql"] for item in items]
     correct = [sql for sql in correct if sql]
@@ -43,11 +38,6 @@ def _demo_sources() -> tuple[list[str], dict]:
 
 
 def run() -> list[dict]:
-    _django()
-    import sqlglot  # noqa: PLC0415 — imported after Django like the modules below
-
-    from labelling.mutation_operators import Schema, operators_for, variants_of  # noqa: PLC0415 — needs Django
-
     texts, snapshot = _demo_sources()
     schema = Schema.from_snapshot(snapshot)
     operators = operators_for()
