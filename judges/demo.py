@@ -13,7 +13,8 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 
-from judges.models import CalibrationRun, Judge, JudgeVersion, RunStatus
+from judges.backends.ladder import RUNGS
+from judges.models import Backend, CalibrationRun, Judge, JudgeVersion, RunStatus
 from judges.runner import run_chunk_execute
 from judges.services import calibration_run_plan, judge_create
 from judges.simulator import Simulator, start_in_thread
@@ -68,6 +69,27 @@ def register_simulated_judges() -> list[JudgeVersion]:
                 price_cache_write_per_mtok=price_write,
                 config={"simulated": True, "concurrency": 16},
                 is_simulated=True,
+            )
+        versions.append(judge.latest_version)
+    return versions
+
+
+def register_ladder_judges() -> list[JudgeVersion]:
+    """Create one deterministic judge per rung of the verification ladder (seed 002) if missing.
+
+    They are not run by the demo: they would join every ensemble on the dashboard. An ML
+    engineer starts a run with them from the run form, and the dashboard's ladder appears.
+    """
+    versions = []
+    for rung in RUNGS:
+        name = f"ladder-{rung.replace('_', '-')}"
+        judge = Judge.objects.filter(name=name).first()
+        if judge is None:
+            judge = judge_create(
+                name=name,
+                description=f"Verification ladder up to the {rung} rung: rejects at the first rung a query fails.",
+                backend=Backend.LADDER,
+                config={"rung": rung},
             )
         versions.append(judge.latest_version)
     return versions

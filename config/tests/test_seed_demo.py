@@ -10,7 +10,8 @@ from django.core.management import call_command
 
 from config.management.commands.seed_demo import DEMO_LIVE_COUNT, DEMO_USERS
 from config.roles import user_roles
-from judges.models import CalibrationRun
+from judges.backends.ladder import RUNGS
+from judges.models import CalibrationRun, JudgeVersion
 from labelling.models import GoldSetVersion, Query
 from probes.models import Warehouse
 from probes.selectors import catalogue_get_latest
@@ -62,6 +63,10 @@ def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, private_
     assert run.verdicts.count() == judge_count * version.items.count() * run.repeats
     assert all(jv.is_simulated for jv in run.judge_versions.all())
     assert set(policy_current().judge_versions.all()) == set(run.judge_versions.all())
+    # One ladder judge per rung is registered for the run form, and kept out of the demo run.
+    ladder = JudgeVersion.objects.filter(backend="ladder")
+    assert sorted(v.config["rung"] for v in ladder) == sorted(RUNGS)
+    assert not run.judge_versions.filter(backend="ladder").exists()
     live = Query.objects.filter(source="live")
     assert live.count() == DEMO_LIVE_COUNT
     assert LiveQuery.objects.filter(query__in=live).count() == DEMO_LIVE_COUNT

@@ -118,3 +118,12 @@ def test_the_judge_page_lists_its_runs_and_the_index_links_compare(client_for, m
     assert reverse("judges:run_detail", args=[run.pk]) in runs_table
     index = client.get(reverse("judges:index")).content.decode()
     assert reverse("judges:judge_compare", args=[judge.pk]) in index
+
+
+def test_a_dashboard_without_ladder_verdicts_says_how_to_measure_the_ladder(client_for, measured):
+    v1, _, _ = measured
+    html = client_for("ml_engineer").get(reverse("judges:dashboard", args=[v1.pk])).content.decode()
+    section = re.search(r'<section id="ladder">(.*?)</section>', html, re.S).group(1)
+    assert "No ladder judge has verdicts" in section
+    assert f'href="{reverse("judges:run_start")}?gold_set_version={v1.pk}"' in section
+    assert 'id="ladder-table"' not in html

@@ -87,6 +87,7 @@ class Command(BaseCommand):
 def run_demo_calibration(stdout):
     """Register the simulated judges and finish one calibration run, so the dashboard has data."""
     run_ = judges_demo.run_demo_calibration()
+    judges_demo.register_ladder_judges()
     if run_ is None:
         stdout.write("demo calibration: no demo gold set, skipped")
         return
