@@ -21,10 +21,12 @@ from config.roles import ML_ENGINEER, role_required
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.charts import PALETTE, ensemble_scatter, error_class_chart, heatmap, upset_chart
 from judges.dashboard_ladder import budget_rows, ladder_rows
+from judges.dashboard_trends import confusion_cell_items, confusion_tables, judge_trends_get
 from judges.ensembles import ENSEMBLE_RULES, miss_patterns, missed_by_all, missed_exactly, threshold_for
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
 from judges.report import ensemble_entry, ensembles_up_to, marginal_values, report_from_data
 from judges.run_selection import RunSelection, run_selection_parse
+from judges.trend_chart import TREND_METRICS, trend_chart
 from labelling.models import GoldSetVersion, Query
 
 SELECTION_PARAMS = ("runs", "since", "until", "source")
@@ -144,6 +146,7 @@ def dashboard(request, version_id: int):
     points = ensembles_up_to(
         data, generation_cost_usd=options.generation_cost_usd, false_reject_ceiling=options.false_reject_ceiling
     )
+    trends = judge_trends_get(data=data)
     context = {
         "version": data.gold_set_version,
         "versions": versions_with_runs(data.gold_set_version),
@@ -164,6 +167,9 @@ def dashboard(request, version_id: int):
         "rules": ENSEMBLE_RULES,
         "ladder": ladder_rows(report=report),
         "budget": budget_rows(data=data),
+        "trends": trends,
+        "trend_charts": [trend_chart(trends, metric=metric) for metric in TREND_METRICS],
+        "confusion": confusion_tables(data=data),
     }
     return render(request, "judges/dashboard.html", context)
 
@@ -258,6 +264,25 @@ def dashboard_missed(request, version_id: int):
         "exact": exact,
     }
     return render(request, "judges/dashboard.html#missed-items", context)
+
+
+@role_required(ML_ENGINEER)
+def dashboard_cell(request, version_id: int):
+    """List the items of one confusion-matrix cell: a judge's majority decision × the gold label."""
+    try:
+        data, _, _ = load_for(version_id, request)
+        judge_version_id = int(request.GET.get("judge", ""))
+        cell = confusion_cell_items(
+            data=data,
+            judge_version_id=judge_version_id,
+            gold=request.GET.get("gold"),
+            decision=request.GET.get("decision"),
+        )
+    except ValueError as error:
+        # SelectionError is a ValueError too: a refused selection and a bad cell are both a 400.
+        context = {"error": str(error) or "Pick a judge, a gold row and a decision."}
+        return render(request, "judges/dashboard_trends.html#cell-items", context, status=400)
+    return render(request, "judges/dashboard_trends.html#cell-items", {"version": data.gold_set_version, **cell})
 
 
 @role_required(ML_ENGINEER)

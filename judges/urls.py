@@ -25,6 +25,7 @@ urlpatterns += [
     path("dashboard/<int:version_id>/report.json", dashboard_views.dashboard_report_json, name="dashboard-report-json"),
     path("dashboard/<int:version_id>/ensemble/", dashboard_views.dashboard_ensemble, name="dashboard-ensemble"),
     path("dashboard/<int:version_id>/missed/", dashboard_views.dashboard_missed, name="dashboard-missed"),
+    path("dashboard/<int:version_id>/cell/", dashboard_views.dashboard_cell, name="dashboard-cell"),
     path("dashboard/<int:version_id>/items/<int:query_id>/", dashboard_views.dashboard_item, name="dashboard-item"),
 ]
 

@@ -7,6 +7,7 @@ app_name = "labelling"
 urlpatterns = [
     path("", views.index, name="index"),
     path("import/", views.goldset_import, name="import"),
+    path("progress/", views.labeller_progress, name="progress"),
     path("queue/<slug:scope>/", queue_views.queue, name="queue"),
     path("queue/<slug:scope>/undo/", queue_views.queue_undo, name="queue_undo"),
     path("queue/<slug:scope>/item/<int:pk>/", queue_views.queue_item, name="queue_item"),

@@ -20,6 +20,7 @@ from labelling.audit import audit_at_publish, audit_summary
 from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, PublishForm
 from labelling.goldset_records import GoldImportError
 from labelling.models import GoldSet, GoldSetVersion, Query, QuerySource
+from labelling.progress import labeller_progress_list
 
 BROWSE_PAGE_SIZE = 50
 
@@ -30,6 +31,12 @@ def index(request):
     gold_sets = GoldSet.objects.prefetch_related("versions").order_by("name")
     audit_waiting = Query.objects.filter(source=QuerySource.AUDIT, label_count=0).count()
     return render(request, "labelling/index.html", {"gold_sets": gold_sets, "audit_waiting": audit_waiting})
+
+
+@role_required(ADMIN)
+def labeller_progress(request):
+    """Show each labeller's labels done today and this week, and agreement with the others."""
+    return render(request, "labelling/progress.html", {"rows": labeller_progress_list()})
 
 
 # --- Gold sets, versions, agreement ----------------------------------------------------------

@@ -84,7 +84,7 @@ def test_dashboard_shows_the_report_numbers_with_intervals_and_badges(client_for
     low, high = alpha["catch_rate_ci95"]
     assert f"[{low:.3f}–{high:.3f}]" in html
     assert 'class="badge sim">simulated' in html
-    assert html.count('<svg role="img"') == 5  # two heatmaps, UpSet, scatter, error classes
+    assert html.count('<svg role="img"') == 7  # two heatmaps, UpSet, scatter, error classes, two trends
     assert "Pareto" in html
 
 

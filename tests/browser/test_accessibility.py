@@ -75,7 +75,15 @@ def pages_for(role: str, site: dict) -> list[str]:
         "labeller": ["/", *labelling, "/judges/", *errors],  # /judges/ is a 403 for a labeller
         "analyst": ["/", *triage, "/api/docs/", *errors],
         "ml_engineer": ["/", *judges, *errors],
-        "admin": ["/", "/admin/", "/admin/triage/livequery/", "/admin/labelling/goldsetversion/", *errors],
+        "admin": [
+            "/",
+            "/labelling/",
+            "/labelling/progress/",
+            "/admin/",
+            "/admin/triage/livequery/",
+            "/admin/labelling/goldsetversion/",
+            *errors,
+        ],
     }[role]
 
 

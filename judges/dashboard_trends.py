@@ -1,0 +1,107 @@
+"""The dashboard's view of time and of single items: per-run trends and confusion matrices.
+
+No figure is defined here. Each run's catch and false-reject rates are `metrics.rates` of
+that run alone, loaded by `load_calibration` with a selection of one run (the same call the
+dashboard makes for a run selection); the confusion matrix counts `metrics.majority_outcomes`
+(the tie rule) against the gold labels with `metrics.confusion_matrix`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from judges import metrics
+from judges.calibration_data import CalibrationData, load_calibration
+from judges.charts import PALETTE
+from judges.models import CalibrationRun
+
+GOLD_ROWS = ("wrong", "correct")
+
+
+def judge_trends_get(*, data: CalibrationData) -> list[dict]:
+    """Return one series per judge: its catch and false-reject rate in each selected run, oldest first.
+
+    A series follows a judge (by slug) across its versions, so a prompt change shows as the
+    next point of the same line; each point names its run and judge version. A run's time
+    is when it finished, or when it was created if it has not finished.
+    """
+    runs = CalibrationRun.objects.filter(pk__in=data.run_ids).only("pk", "label", "created_at", "finished_at")
+    runs = sorted(runs, key=lambda run: (run.finished_at or run.created_at, run.pk))
+    colour_of = {}
+    for judge in data.judges:
+        colour_of.setdefault(judge.slug, PALETTE[len(colour_of) % len(PALETTE)])
+    series: dict[str, dict] = {}
+    for run in runs:
+        selection = replace(data.selection, run_ids=(run.pk,), since=None, until=None)
+        per_run = load_calibration(gold_set_version=data.gold_set_version, selection=selection)
+        for column, judge in enumerate(per_run.judges):
+            figures = metrics.rates(per_run.probs[:, column], per_run.is_wrong)
+            entry = series.setdefault(
+                judge.slug,
+                {"name": judge.name, "colour": colour_of.get(judge.slug, PALETTE[0]), "points": []},
+            )
+            entry["points"].append(
+                {
+                    "run": run.pk,
+                    "run_label": run.label or f"run {run.pk}",
+                    "at": run.finished_at or run.created_at,
+                    "judge": judge.label,
+                    "judge_version_id": judge.id,
+                    "catch_rate": figures["catch_rate"],
+                    "false_reject_rate": figures["false_reject_rate"],
+                    "judged_wrong": figures["judged_wrong"],
+                    "judged_correct": figures["judged_correct"],
+                }
+            )
+    return list(series.values())
+
+
+def confusion_tables(*, data: CalibrationData) -> list[dict]:
+    """Return, per judge column, its gold × majority-decision table with each cell's count."""
+    tables = []
+    for column, judge in enumerate(data.judges):
+        matrix = metrics.confusion_matrix(metrics.majority_outcomes(data.counts, column), data.is_wrong)
+        rows = [
+            {
+                "gold": gold,
+                "cells": [
+                    {"gold": gold, "decision": decision, "count": int(matrix[r, c])}
+                    for c, decision in enumerate(metrics.OUTCOMES)
+                ],
+            }
+            for r, gold in enumerate(GOLD_ROWS)
+        ]
+        tables.append({"judge": judge, "rows": rows, "total": int(matrix.sum())})
+    return tables
+
+
+def confusion_cell_items(*, data: CalibrationData, judge_version_id: int, gold: str, decision: str) -> dict:
+    """Return the judge and the items of one confusion-matrix cell (the same count the table shows).
+
+    Raises ValueError for an unknown judge, gold row or decision.
+    """
+    if gold not in GOLD_ROWS or decision not in metrics.OUTCOMES:
+        raise ValueError(
+            f"gold must be one of {', '.join(GOLD_ROWS)} and decision one of {', '.join(metrics.OUTCOMES)}"
+        )
+    columns = [column for column, judge in enumerate(data.judges) if judge.id == judge_version_id]
+    if not columns:
+        raise ValueError("That judge version has no verdicts in this run selection.")
+    column = columns[0]
+    outcomes = metrics.majority_outcomes(data.counts, column)
+    in_gold = data.is_wrong if gold == "wrong" else ~data.is_wrong
+    rows = np.flatnonzero(in_gold & (outcomes == metrics.OUTCOMES.index(decision)))
+    items = [
+        {
+            "query_id": int(data.query_ids[row]),
+            "external_id": data.external_ids[row],
+            "error_class": data.error_class[row],
+            "rejects": int(data.counts.rejects[row, column]),
+            "accepts": int(data.counts.accepts[row, column]),
+            "errors": int(data.counts.errors[row, column]),
+        }
+        for row in rows.tolist()
+    ]
+    return {"judge": data.judges[column], "gold": gold, "decision": decision, "items": items}
