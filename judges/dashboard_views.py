@@ -281,8 +281,13 @@ def dashboard_cell(request, version_id: int):
     except ValueError as error:
         # SelectionError is a ValueError too: a refused selection and a bad cell are both a 400.
         context = {"error": str(error) or "Pick a judge, a gold row and a decision."}
-        return render(request, "judges/dashboard_trends.html#cell-items", context, status=400)
-    return render(request, "judges/dashboard_trends.html#cell-items", {"version": data.gold_set_version, **cell})
+        return render(request, _cell_template(request), context, status=400)
+    return render(request, _cell_template(request), {"version": data.gold_set_version, **cell})
+
+
+def _cell_template(request) -> str:
+    """The cell's list alone for htmx; a whole page for a link opened in a tab or without JS."""
+    return "judges/dashboard_trends.html#cell-items" if request.htmx else "judges/dashboard_cell_page.html"
 
 
 @role_required(ML_ENGINEER)

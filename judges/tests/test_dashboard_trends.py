@@ -85,6 +85,18 @@ def test_a_cell_opens_its_items(client_for, two_runs):
     )
 
 
+def test_a_cell_is_a_whole_page_in_a_tab_and_its_list_alone_for_htmx(client_for, two_runs):
+    version, *_, beta = two_runs
+    url = reverse("judges:dashboard-cell", args=[version.pk])
+    params = {"judge": beta.pk, "gold": "correct", "decision": "reject"}
+    client = client_for("ml_engineer")
+    page = client.get(url, params).content.decode()
+    assert page.lstrip().lower().startswith("<!doctype html>") and "<title>" in page and 'lang="en"' in page
+    assert reverse("judges:dashboard", args=[version.pk]) in page  # the way back
+    fragment = client.get(url, params, HTTP_HX_REQUEST="true").content.decode()
+    assert "<title>" not in fragment and "decided reject" in fragment
+
+
 def test_a_bad_cell_is_refused_with_the_reason(client_for, two_runs):
     version, *_ = two_runs
     url = reverse("judges:dashboard-cell", args=[version.pk])
