@@ -1,5 +1,7 @@
 """Shared pytest setup: role users, service requirements, and a real Celery worker."""
 
+import os
+
 from django.conf import settings
 from django.test import TransactionTestCase
 
@@ -41,12 +43,52 @@ def pytest_collection_modifyitems(config, items):
     """
     on_postgres = database_is_postgres()
     on_filesystem_broker = settings.CELERY_BROKER_URL.startswith("filesystem://")
+    ci_share = os.environ.get("DOCKET_CI_SHARE", "")
     kept, dropped = [], []
     for item in items:
-        unwanted = (item.get_closest_marker("postgres") and not on_postgres) or (
-            item.get_closest_marker("filesystem_broker") and not on_filesystem_broker
+        unwanted = (
+            (item.get_closest_marker("postgres") and not on_postgres)
+            or (item.get_closest_marker("filesystem_broker") and not on_filesystem_broker)
+            or not ci_share_keeps(item, ci_share)
         )
         (dropped if unwanted else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+# Fixtures through which a test reaches the app database (directly, or through a server).
+DATABASE_FIXTURES = {
+    "db",
+    "transactional_db",
+    "django_db_reset_sequences",
+    "django_db_serialized_rollback",
+    "live_server",
+}
+
+
+def uses_app_database(item) -> bool:
+    """True for a test that reaches the app database, itself or through a worker or browser."""
+    if DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    test_class = getattr(item, "cls", None)
+    if test_class is not None and issubclass(test_class, TransactionTestCase):  # Django's TestCase too
+        return True
+    return any(item.get_closest_marker(name) for name in ("django_db", "worker", "browser", "postgres"))
+
+
+def ci_share_keeps(item, share: str) -> bool:
+    """CI runs `make test` twice at once; DOCKET_CI_SHARE gives each pass its share of what
+    does not depend on the app database, so that is run once, not twice.
+
+    "sqlite": the browser journeys are left to the PostgreSQL pass (which drives them against
+    PostgreSQL, Redis and a real worker). "postgres": tests that never touch the app database
+    (pure functions, the guard's corpus on a SQLite warehouse, commands on scratch databases,
+    the local supervisor) are left to the SQLite pass. Unset (`make test` anywhere else), every
+    test runs.
+    """
+    if share == "sqlite":
+        return not item.get_closest_marker("browser")
+    if share == "postgres":
+        return uses_app_database(item)
+    return True

@@ -28,7 +28,7 @@ def undo_deadline(item: TriageItem):
 @transaction.atomic
 def triage_item_undo_resolve(*, item_id: int, analyst) -> TriageItem:
     """Take back the analyst's own recent decision; the item is theirs to decide again."""
-    item = TriageItem.objects.select_for_update().select_related("label", "policy").get(pk=item_id)
+    item = TriageItem.objects.select_for_update(of=("self",)).select_related("label", "policy").get(pk=item_id)
     if item.status != TriageStatus.RESOLVED:
         raise ValidationError("This item is not resolved: there is nothing to undo.")
     if item.resolved_by_id != analyst.pk:

@@ -180,7 +180,7 @@ def test_agreement_report_command_json_matches_the_page(imported, client, role_u
     page = client.get("/labelling/goldsets/experts/agreement/").content.decode()
     first = from_command["pairs"][0]
     assert f"{first['cohen_kappa']:.3f}" in page
-    assert "fewer than 20 ratings" in page
+    assert "(fewer than 20)" in page  # the low-support caveat beside thin figures
     table = io.StringIO()
     call_command("agreement_report", "--gold-set", "experts", "--format", "table", stdout=table)
     assert f"{first['cohen_kappa']:.3f}" in table.getvalue()
