@@ -85,22 +85,17 @@ def query_create(
     origin: str = QueryOrigin.ORGANIC,
 ) -> Query:
     """Create a query with its normalised fingerprint and its overlap draw."""
-    dialect = dialect or (warehouse.dialect if warehouse else "sqlite")
-    key = overlap_key_draw(external_id=external_id)
-    query = Query(
+    query = _query_unsaved(
         question=question,
         sql=sql,
+        external_id=external_id,
+        source=source,
         dialect=dialect,
         warehouse=warehouse,
-        source=source,
         gold_set=gold_set,
-        external_id=external_id,
-        fingerprint=sql_fingerprint(sql, dialect),
-        reference_sql=reference_sql or "",
-        metadata=metadata or {},
+        reference_sql=reference_sql,
+        metadata=metadata,
         origin=origin,
-        overlap_key=key,
-        wants_second_label=bool(gold_set and key < gold_set.overlap_share),
     )
     query.full_clean(exclude=["warehouse", "gold_set"], validate_unique=False, validate_constraints=False)
     query.save()
@@ -266,6 +261,7 @@ def _query_unsaved(
     gold_set: GoldSet | None = None,
     reference_sql: str = "",
     metadata: dict | None = None,
+    origin: str = QueryOrigin.ORGANIC,
     fingerprint: bool = True,
 ) -> Query:
     """An unsaved query with its overlap draw (and fingerprint unless told not to)."""
@@ -282,6 +278,7 @@ def _query_unsaved(
         fingerprint=sql_fingerprint(sql, dialect) if fingerprint else "",
         reference_sql=reference_sql or "",
         metadata=metadata or {},
+        origin=origin,
         overlap_key=key,
         wants_second_label=bool(gold_set and key < gold_set.overlap_share),
     )

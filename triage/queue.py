@@ -134,14 +134,19 @@ def triage_item_reopen(*, item_id: int, admin, note: str = "") -> TriageItem:
         item=item, actor=admin, action=ResolutionEvent.Action.REOPENED, resolution=item.resolution, note=note
     )
     item.status = TriageStatus.OPEN
+    resolution_clear(item=item)
+    item.assignee = None
+    item.claimed_at = None
+    item.claim_expires_at = None
+    item.save()
+    return item
+
+
+def resolution_clear(*, item: TriageItem) -> None:
+    """Forget an item's resolution (reopen, undo); the caller sets its status and saves it."""
     item.resolution = ""
     item.resolution_error_class = ""
     item.resolution_note = ""
     item.resolved_by = None
     item.resolved_at = None
     item.label = None
-    item.assignee = None
-    item.claimed_at = None
-    item.claim_expires_at = None
-    item.save()
-    return item

@@ -15,9 +15,10 @@ from django.utils import timezone
 
 from labelling.services import label_undo
 from triage.models import ResolutionEvent, TriageItem, TriageStatus
+from triage.policy import policy_current
+from triage.queue import claim_timeout, resolution_clear
 
 UNDO_WINDOW = timedelta(minutes=2)
-DEFAULT_CLAIM_MINUTES = 15
 
 
 def undo_deadline(item: TriageItem):
@@ -45,17 +46,12 @@ def triage_item_undo_resolve(*, item_id: int, analyst) -> TriageItem:
     TriageItem.objects.filter(status=TriageStatus.CLAIMED, assignee=analyst).exclude(pk=item.pk).update(
         status=TriageStatus.OPEN, assignee=None, claimed_at=None, claim_expires_at=None
     )
-    minutes = item.policy.claim_timeout_minutes if item.policy_id else DEFAULT_CLAIM_MINUTES
     item.status = TriageStatus.CLAIMED
     item.assignee = analyst
     item.claimed_at = now
-    item.claim_expires_at = now + timedelta(minutes=minutes)
-    item.resolution = ""
-    item.resolution_error_class = ""
-    item.resolution_note = ""
-    item.resolved_by = None
-    item.resolved_at = None
-    item.label = None
+    # The same lease rule as every claim (triage.queue): the policy in force now.
+    item.claim_expires_at = now + claim_timeout(policy=policy_current())
+    resolution_clear(item=item)
     item.time_spent_s = None
     item.save()
     return item
