@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class TriageConfig(AppConfig):
@@ -6,6 +7,9 @@ class TriageConfig(AppConfig):
     name = "triage"
 
     def ready(self):
-        # Register the triage tasks in every process, so `triage.enqueue` finds them by name
-        # (and eager mode runs them in place) without importing them into the services.
-        from triage import tasks  # noqa: PLC0415, F401 — task modules import models: only once apps are loaded
+        # In eager mode `triage.enqueue` runs a task in place, so this process must have it
+        # registered. Otherwise a signature by name is sent to the broker and a worker (which
+        # autodiscovers tasks) runs it: a web process or command does not load the pipeline's
+        # imports (scikit-learn among them, seconds per process start) for nothing.
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            from triage import tasks  # noqa: PLC0415, F401 — task modules import models: only once apps are loaded

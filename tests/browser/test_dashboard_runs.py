@@ -26,7 +26,7 @@ def uneven_runs(role_users):
 
 
 def judge_cell(page, judge_version_id, figure):
-    return page.locator(f'tr[data-judge-version="{judge_version_id}"] [data-figure="{figure}"]')
+    return page.locator(f'#judges-table tr[data-judge-version="{judge_version_id}"] [data-figure="{figure}"]')
 
 
 def test_an_ml_engineer_narrows_the_runs_and_the_warning_goes(page, live_server, uneven_runs):

@@ -20,6 +20,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from config.celery import app as celery_app
+from triage import tasks as triage_tasks  # noqa: F401 — eager mode below runs them in this process
 from triage.models import IngestStatus, LiveQuery
 from triage.policy import policy_publish
 from triage.tests import factories
