@@ -2,6 +2,7 @@
 
 import os
 
+import pytest
 from django.conf import settings
 from django.test import TransactionTestCase
 
@@ -46,6 +47,9 @@ def pytest_collection_modifyitems(config, items):
     ci_share = os.environ.get("DOCKET_CI_SHARE", "")
     kept, dropped = [], []
     for item in items:
+        if item.get_closest_marker("postgres") and item.get_closest_marker("any_app_database"):
+            # The SQLite pass deselects the one, the PostgreSQL pass the other: it would never run in CI.
+            raise pytest.UsageError(f"{item.nodeid} is marked both postgres and any_app_database")
         unwanted = (
             (item.get_closest_marker("postgres") and not on_postgres)
             or (item.get_closest_marker("filesystem_broker") and not on_filesystem_broker)
@@ -84,11 +88,13 @@ def ci_share_keeps(item, share: str) -> bool:
     "sqlite": the browser journeys are left to the PostgreSQL pass (which drives them against
     PostgreSQL, Redis and a real worker). "postgres": tests that never touch the app database
     (pure functions, the guard's corpus on a SQLite warehouse, commands on scratch databases,
-    the local supervisor) are left to the SQLite pass. Unset (`make test` anywhere else), every
-    test runs.
+    the local supervisor) are left to the SQLite pass, and so are tests marked
+    `any_app_database` (what they test is a warehouse or a broker; the app database only
+    holds their records, so running them on both would repeat minutes for nothing). Unset
+    (`make test` anywhere else), every test runs.
     """
     if share == "sqlite":
         return not item.get_closest_marker("browser")
     if share == "postgres":
-        return uses_app_database(item)
+        return uses_app_database(item) and not item.get_closest_marker("any_app_database")
     return True

@@ -19,6 +19,9 @@ NAME_RULE_CEILING = 0.0  # unknown table/column, syntax, read-only, EXPLAIN erro
 CROSS_JOIN_CEILING = 0.01
 WITHOUT_LIMIT_RULE_CEILING = 0.01
 
+# The warehouses are defog's; the app database only holds their registrations.
+pytestmark = pytest.mark.any_app_database
+
 
 @pytest.fixture
 def defog_postgres(db, defog_postgres_dsns, monkeypatch):

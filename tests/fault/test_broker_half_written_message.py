@@ -17,7 +17,7 @@ from config.models import WorkerHeartbeat
 from tests.support.brokers import WRITE_WINDOW_S, filesystem_worker_env, send_through
 from tests.support.fixtures import WorkerProcess, wait_for
 
-pytestmark = [pytest.mark.worker, pytest.mark.slow]
+pytestmark = [pytest.mark.worker, pytest.mark.slow, pytest.mark.any_app_database]
 
 
 @pytest.fixture
