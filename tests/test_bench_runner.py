@@ -1,4 +1,8 @@
-from tests.bench.run_all import result_line
+import importlib
+
+import pytest
+
+from tests.bench.run_all import bench_modules, result_line
 
 
 def test_a_met_target_prints_the_contract_line():
@@ -24,3 +28,10 @@ def test_a_measurement_without_a_target_is_informational_and_never_met():
     line, met = result_line({"name": "fill seconds", "value": 12.5, "unit": "s"})
     assert met is None
     assert line == "fill_seconds 12.5 s (informational)"
+
+
+@pytest.mark.parametrize("name", list(bench_modules()))
+def test_every_benchmark_module_imports_and_has_a_run(name):
+    """`make bench` is not in CI: a module split that breaks a benchmark's imports shows up here."""
+    module = importlib.import_module(f"tests.bench.{name}")
+    assert callable(module.run)

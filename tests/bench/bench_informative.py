@@ -31,7 +31,7 @@ import numpy as np
 
 from judges.informative import informative_order, informative_scores
 from judges.interval_budget import interval_width
-from judges.simulator import DEFAULT_MODELS, Simulator, Truth
+from judges.simulator.vendor import DEFAULT_MODELS, Simulator, Truth
 
 DEMO_GOLD = Path(__file__).resolve().parents[2] / "labelling" / "data" / "demo_gold.jsonl"
 JUDGES = ("sim-claude-judge", "sim-gpt-judge", "sim-llama-judge")
