@@ -1,8 +1,14 @@
 import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests.bench.run_all import bench_modules, result_line
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_met_target_prints_the_contract_line():
@@ -35,3 +41,14 @@ def test_every_benchmark_module_imports_and_has_a_run(name):
     """`make bench` is not in CI: a module split that breaks a benchmark's imports shows up here."""
     module = importlib.import_module(f"tests.bench.{name}")
     assert callable(module.run)
+
+
+def test_a_benchmark_child_process_starts_in_a_fresh_var_folder(tmp_path):
+    """Benchmarks fill databases in child processes with a var folder of their own (no key yet)."""
+    env = {key: value for key, value in os.environ.items() if key != "SECRET_KEY"}
+    env |= {"DOCKET_VAR_DIR": str(tmp_path / "var"), "DATABASE_URL": f"sqlite:///{tmp_path / 'bench.sqlite3'}"}
+    started = subprocess.run(
+        [sys.executable, "-c", "import tests.bench.django_ready"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert started.returncode == 0, started.stderr[-2000:]
+    assert (tmp_path / "var" / "secret_key").exists()
