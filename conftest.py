@@ -87,10 +87,10 @@ def ci_share_keeps(item, share: str) -> bool:
 
     "sqlite": the browser journeys are left to the PostgreSQL pass (which drives them against
     PostgreSQL, Redis and a real worker). "postgres": tests that never touch the app database
-    (pure functions, the guard's corpus on a SQLite warehouse, commands on scratch databases,
-    the local supervisor) are left to the SQLite pass, and so are tests marked
-    `any_app_database` (what they test is a warehouse or a broker; the app database only
-    holds their records, so running them on both would repeat minutes for nothing). Unset
+    (pure functions, commands on scratch databases, the local supervisor) are left to the
+    SQLite pass, and so are tests marked `any_app_database` (what they test is a warehouse or
+    a broker, e.g. the guard's corpus on a SQLite warehouse; the app database only holds
+    their records, so running them on both would repeat minutes for nothing). Unset
     (`make test` anywhere else), every test runs.
     """
     if share == "sqlite":
