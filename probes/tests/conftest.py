@@ -91,17 +91,21 @@ def defog_postgres_dsns():
     admin = require_postgres_server()
     # The databases are shared by every test process on the server (pytest-xdist's, another
     # checkout's): one loads a missing or stale one while the others wait, then reuse it.
+    # The reader is this run's own, granted in each database and dropped after. Its grants and
+    # their removal are made under the lock too: two runs granting on the same shared schema at
+    # once fail with "tuple concurrently updated" (seen when two checkouts ran at the same time).
+    role, password = unique_name("probes_defog_reader"), uuid.uuid4().hex
     with psycopg.connect(admin, autocommit=True) as lock:
         lock.execute("SELECT pg_advisory_lock(%s)", [DEFOG_LOAD_LOCK])
         owners = {db: defog.load_postgres(db, admin) for db in defog.DATABASES}
-    # The databases are shared; the reader is this run's own, granted in each and dropped after.
-    role, password = unique_name("probes_defog_reader"), uuid.uuid4().hex
-    readers = {db: create_reader_role(dsn, role=role, tables=None, password=password) for db, dsn in owners.items()}
+        readers = {db: create_reader_role(dsn, role=role, tables=None, password=password) for db, dsn in owners.items()}
     yield readers
-    for dsn in owners.values():
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
-    drop_role(admin, role)
+    with psycopg.connect(admin, autocommit=True) as lock:
+        lock.execute("SELECT pg_advisory_lock(%s)", [DEFOG_LOAD_LOCK])
+        for dsn in owners.values():
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+        drop_role(admin, role)
 
 
 # The defog schemas whose PostgreSQL DDL sqlglot translates to SQLite in full.
