@@ -22,7 +22,7 @@ def default_dialect_attributes():
 
 
 def default_warehouse_attributes():
-    return ["db.namespace"]
+    return ["db.namespace", "db.name"]  # db.name: the conventions' name before db.namespace
 
 
 def default_question_attributes():

@@ -1,11 +1,11 @@
 """Decide each SQL span of a set of traces: a query now, rejected, or held until its parent arrives.
 
-A SQL span's question is on the nearest span of its chain (itself, its parent, ...) that carries
-the mapping's question attribute or, failing that, a GenAI user message; on one span the
-attribute wins. Its attempts are its child spans that carry the attempt prefix, in the order
-they started. A batch exporter sends spans as they end, children first, so the parent that
-holds the question may come in a later export: the span waits for it (and its attempts and
-the chain's links wait with it) until the client's wait has passed. Pure: no database.
+A SQL span's question is the mapping's question attribute on the nearest span of its chain
+(itself, its parent, ...) that carries it or, failing that, the nearest GenAI user message.
+Its attempts are its child spans that carry the attempt prefix, in the order they started.
+A batch exporter sends spans as they end, children first, so the parent that holds the
+question may come in a later export: the span waits for it (its attempts and the chain's
+links wait with it) until the client's wait has passed. Pure: no database.
 """
 
 from dataclasses import dataclass, field
@@ -45,22 +45,26 @@ class Chain:
 
 
 def chain_of(span: SpanFacts, by_id: dict[str, SpanFacts], use_genai: bool) -> Chain:
-    """Walk up from a span through the spans in hand: to its question (and model), or to a missing parent."""
-    chain, current, seen = Chain(), span, {span.span_id}
+    """Walk up from a span through the spans in hand, for its question and model.
+
+    The question attribute, on the nearest span carrying it, beats any GenAI message: an
+    application that sets it means it. Without one, the nearest GenAI user message is the
+    question. Only a span with neither, whose chain stops at a parent not yet arrived, waits.
+    """
+    chain, current, seen, message = Chain(), span, {span.span_id}, None
     while True:
         chain.model = chain.model or current.genai_model
-        if chain.question is None:
-            chain.question = current.question or (current.genai_question if use_genai else None)
-        if (chain.question and chain.model) or not current.parent_id:
+        if current.question:
+            chain.question = current.question
             return chain
-        parent = by_id.get(current.parent_id)
+        message = message or (current.genai_question if use_genai else None)
+        parent = by_id.get(current.parent_id) if current.parent_id else None
         if parent is None or parent.span_id in seen:
-            # Only a missing question is worth waiting for; the model is a nicety.
-            chain.incomplete = parent is None and chain.question is None
+            chain.incomplete = bool(current.parent_id) and parent is None and message is None
+            chain.question = message
             return chain
         seen.add(parent.span_id)
-        if chain.question is None:
-            chain.links.append(parent)
+        chain.links.append(parent)
         current = parent
 
 

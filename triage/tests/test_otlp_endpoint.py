@@ -63,12 +63,14 @@ def test_a_sql_span_becomes_a_live_query_named_after_its_trace_and_span(spans, p
 
 
 def test_the_older_db_statement_and_db_system_attributes_are_read_too(spans, post):
-    with spans.span("query", **{"db.statement": "SELECT 1", "db.system": "postgresql", "db.namespace": "shop"}):
-        with spans.span("ask", **{"docket.question": "one?"}):
-            pass
-    with spans.span("outer", **{"docket.question": "One?"}):
-        with spans.span("query", **{"db.statement": "SELECT 2", "db.system": "postgresql", "db.namespace": "shop"}):
-            pass
+    older = {"db.system": "postgresql", "db.name": "shop"}
+    with spans.span("query", **older, **{"db.statement": "SELECT 1"}), spans.span("ask", **{"docket.question": "?"}):
+        pass
+    with (
+        spans.span("outer", **{"docket.question": "One?"}),
+        spans.span("query", **older, **{"db.statement": "SELECT 2"}),
+    ):
+        pass
     post(protobuf_body(spans.finished()))
     stored = dict(Query.objects.values_list("sql", "dialect"))
     assert stored == {"SELECT 2": "postgres"}, "the question is looked for above the span, never below it"
@@ -76,9 +78,8 @@ def test_the_older_db_statement_and_db_system_attributes_are_read_too(spans, pos
 
 
 def test_spans_without_sql_are_ignored_counted_and_reported(spans, post):
-    with spans.span("GET /ask", **{"http.route": "/ask"}):
-        with spans.sql("SELECT 1", question="One?"):
-            pass
+    with spans.span("GET /ask", **{"http.route": "/ask"}), spans.sql("SELECT 1", question="One?"):
+        pass
     response = post(protobuf_body(spans.finished()))
     answer = export_answer(response)
     assert answer.partial_success.rejected_spans == 0
@@ -229,10 +230,10 @@ def test_attempt_child_spans_are_stored_as_the_querys_attempts(spans, post):
 
 def test_a_sql_span_waits_for_the_genai_parent_of_a_later_export(spans, post):
     messages = [{"role": "user", "parts": [{"type": "text", "content": "Orders last week?"}]}]
-    with spans.span("chat", **{"gen_ai.input.messages": json.dumps(messages), "gen_ai.request.model": "m-1"}):
-        with spans.sql("SELECT COUNT(*) FROM orders"):
-            with spans.span("attempt", **{"docket.attempt.tier": "small"}):
-                pass
+    chat = {"gen_ai.input.messages": json.dumps(messages), "gen_ai.request.model": "m-1"}
+    attempt = {"docket.attempt.tier": "small"}
+    with spans.span("chat", **chat), spans.sql("SELECT COUNT(*) FROM orders"), spans.span("attempt", **attempt):
+        pass
     attempt, sql, chat = spans.finished()
     post(protobuf_body([attempt]))
     answer = export_answer(post(protobuf_body([sql])))

@@ -52,11 +52,13 @@ def answer_questions(tracer, count):
     """Trace `count` requests: a GenAI call holding the question, the SQL it wrote, two attempts; and a health check."""
     for n in range(count):
         messages = [{"role": "user", "parts": [{"type": "text", "content": f"Orders in week {n}?"}]}]
-        with tracer.start_as_current_span("chat", attributes={"gen_ai.input.messages": json.dumps(messages)}):
-            with tracer.start_as_current_span("SELECT", attributes=SQL_SPAN | {"db.query.text": f"SELECT {n}"}):
-                for tier in ("small", "large"):
-                    with tracer.start_as_current_span("attempt", attributes={"docket.attempt.tier": tier}):
-                        pass
+        with (
+            tracer.start_as_current_span("chat", attributes={"gen_ai.input.messages": json.dumps(messages)}),
+            tracer.start_as_current_span("SELECT", attributes=SQL_SPAN | {"db.query.text": f"SELECT {n}"}),
+        ):
+            for tier in ("small", "large"):
+                with tracer.start_as_current_span("attempt", attributes={"docket.attempt.tier": tier}):
+                    pass
     with tracer.start_as_current_span("GET /health/"):
         pass
 

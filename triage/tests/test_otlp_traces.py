@@ -17,7 +17,7 @@ def resolve(spans, wait_s=60.0):
     return traces_resolve(spans, now=NOW, wait_s=wait_s, use_genai=True)
 
 
-def test_the_nearest_question_up_the_chain_wins_and_an_attribute_beats_a_message_on_one_span():
+def test_the_nearest_question_attribute_up_the_chain_wins_over_any_genai_message():
     spans = [
         span("root", question="Outer?"),
         span("agent", parent="root", genai_question="Agent?", question="Attribute?", genai_model="m"),
@@ -26,6 +26,13 @@ def test_the_nearest_question_up_the_chain_wins_and_an_attribute_beats_a_message
     ]
     (ready,) = resolve(spans).ready
     assert (ready.question, ready.generator_model) == ("Attribute?", "m")
+
+
+def test_without_an_attribute_the_nearest_genai_message_is_the_question_and_nothing_waits():
+    spans = [span("chat", parent="root-not-yet-here", genai_question="Outer message?"), span("agent", parent="chat")]
+    spans += [span("llm", parent="agent", genai_question="Inner message?"), span("sql", SQL, parent="llm")]
+    result = resolve(spans)
+    assert [r.question for r in result.ready] == ["Inner message?"] and result.keep == []
 
 
 def test_a_question_on_the_span_itself_does_not_wait_for_the_model_above():
