@@ -48,6 +48,8 @@ class OtlpRequestError(APIException):
 def request_encoding(content_type: str) -> str:
     """Return PROTOBUF or JSON for the request's Content-Type; refuse any other with 415."""
     media_type = (content_type or "").partition(";")[0].strip().lower()
+    if media_type == "application/protobuf":
+        return PROTOBUF  # the IANA name some exporters send for the same encoding
     if media_type not in (PROTOBUF, JSON):
         raise OtlpRequestError(415, f"Send {PROTOBUF} or {JSON}, not {media_type or 'no Content-Type'}.")
     return media_type
