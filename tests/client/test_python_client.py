@@ -151,7 +151,9 @@ def test_the_asyncio_client_batches_retries_and_flushes_on_close(docket):
         async with AsyncDocketClient(proxy.url, token, batch_size=4, flush_interval=3600, **FAST) as client:
             assert all(log(client, 10))
             assert await client.flush(timeout=10)
-            log(client, 3, prefix="late")
+            log(client, 2, prefix="late")
+            queued = await client.log_query(question="Awaited?", sql="SELECT 1", warehouse="shop", external_id="late-2")
+            assert queued is True, "log_query may be awaited too, and never waits"
             stats = client.stats
         return stats
 

@@ -26,6 +26,35 @@ from docket_client.client import deliver_blocking
 logger = logging.getLogger("docket_client")
 
 
+class Queued:
+    """What `AsyncDocketClient.log_query` returns: true if the query was queued.
+
+    It may be awaited too (`await docket.log_query(...)`), giving the same bool at once: queuing
+    never waits, whichever way it is called.
+    """
+
+    __slots__ = ("queued",)
+
+    def __init__(self, queued: bool):
+        self.queued = queued
+
+    def __bool__(self):
+        return self.queued
+
+    def __eq__(self, other):
+        return self.queued == other
+
+    def __hash__(self):
+        return hash(self.queued)
+
+    def __repr__(self):
+        return repr(self.queued)
+
+    def __await__(self):
+        return self.queued
+        yield  # a generator that finishes at once: awaiting it never suspends
+
+
 def _drain_at_exit(reference: weakref.ref) -> None:
     client = reference()
     if client is not None:
@@ -50,10 +79,10 @@ class AsyncDocketClient:
 
     def log_query(
         self, *, question, sql, warehouse, external_id=None, attempts=None, dialect=None, metadata=None
-    ) -> bool:
-        """Queue one query for sending; return False if it was not queued (the reason is logged and counted)."""
-        try:
-            row = encoded_row(
+    ) -> Queued:
+        """Queue one query for sending; the result is false if it was not queued (the reason is logged and counted)."""
+        return Queued(
+            self._queue_query(
                 question=question,
                 sql=sql,
                 warehouse=warehouse,
@@ -62,6 +91,11 @@ class AsyncDocketClient:
                 dialect=dialect,
                 metadata=metadata,
             )
+        )
+
+    def _queue_query(self, **fields) -> bool:
+        try:
+            row = encoded_row(**fields)
         except (TypeError, ValueError) as error:
             self.stats.add("rejected", error=f"cannot encode the query: {error}")
             logger.error("docket_client: query not queued, it cannot be encoded as JSON: %s", error)
