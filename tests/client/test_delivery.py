@@ -40,7 +40,7 @@ def answer(status, body=b"{}", **headers):
 
 def test_retry_after_is_honoured_in_seconds_or_as_a_date():
     steps, stats = run([answer(503, retry_after="7"), answer(202)])
-    assert steps[1] == Sleep(7.0) and stats.sent == 4 and stats.retries == 1
+    assert steps[1] == Sleep(7.0) and stats.sent == 4 and stats["retries"] == 1
     assert 0 <= retry_after_seconds({"retry-after": formatdate(usegmt=True)}) <= 1
     assert retry_after_seconds({"retry-after": "soon"}) is None
     assert retry_after_seconds({"retry-after": "100000"}) == 300, "capped"

@@ -76,6 +76,10 @@ class ClientStats:
             if error:
                 self.last_error = error
 
+    def __getitem__(self, name: str):
+        """Read a counter by name too: `stats["sent"]` is `stats.sent`."""
+        return self.as_dict()[name]
+
     def as_dict(self) -> dict:
         with self._lock:
             return {name: getattr(self, name) for name in self.__dataclass_fields__ if not name.startswith("_")}
