@@ -34,14 +34,16 @@ GRPC_CODES = {
     413: code_pb2.RESOURCE_EXHAUSTED,
     415: code_pb2.INVALID_ARGUMENT,
     429: code_pb2.RESOURCE_EXHAUSTED,
+    503: code_pb2.UNAVAILABLE,
 }
 
 
 class OtlpRequestError(APIException):
     """A request the endpoint refuses with `status_code` (400, 413, 415); the message says why."""
 
-    def __init__(self, status_code: int, message: str):
+    def __init__(self, status_code: int, message: str, retry_after: int | None = None):
         self.status_code = status_code
+        self.retry_after = retry_after
         super().__init__(message)
 
 

@@ -6,7 +6,10 @@ permission classes), the body's size, encoding and compression, then one service
 `ExportTraceServiceResponse`, or a `google.rpc.Status` for an error.
 """
 
+import logging
+
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.renderers import JSONRenderer
@@ -24,6 +27,11 @@ from triage.otlp_codec import (
 )
 from triage.otlp_ingest import otlp_export_ingest
 from triage.tokens import api_token_authenticate
+
+logger = logging.getLogger(__name__)
+# An exporter retries a 503 (never a 500) after this many seconds: a database that went away
+# for a moment loses no span.
+UNAVAILABLE_RETRY_AFTER_S = 5
 
 
 class OtlpTokenAuthentication(ApiTokenAuthentication):
@@ -74,7 +82,11 @@ class OtlpTracesView(APIView):
         body = request.stream.read(limit + 1) if request.stream is not None else b""
         body = decompressed(body, request.META.get("HTTP_CONTENT_ENCODING", ""), limit)
         export = export_decode(body, encoding)
-        result = otlp_export_ingest(export=export, token=request.auth)
+        try:
+            result = otlp_export_ingest(export=export, token=request.auth)
+        except (OperationalError, InterfaceError) as error:
+            logger.warning("otlp: the database failed during an export (%s); answering 503", error)
+            raise OtlpRequestError(503, "The database is unavailable; retry.", UNAVAILABLE_RETRY_AFTER_S) from error
         return export_response(rejected=result.rejected, message=result.message(), encoding=encoding)
 
     def handle_exception(self, exc):
@@ -85,4 +97,6 @@ class OtlpTracesView(APIView):
         for header in ("WWW-Authenticate", "Retry-After", "Allow"):
             if header in response:
                 answer[header] = response[header]
+        if getattr(exc, "retry_after", None):
+            answer["Retry-After"] = str(exc.retry_after)
         return answer

@@ -4,10 +4,12 @@ import gzip
 import json
 
 import pytest
+from django.db import OperationalError
 from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from labelling.models import Query, QuerySource
+from triage import otlp_views
 from triage.models import LiveQuery, OtlpExportCounts, OtlpHeldSpan, OtlpMapping, RequestAttempt
 from triage.otlp_ingest import otlp_mapping_forget
 from triage.tests import factories
@@ -244,3 +246,15 @@ def test_a_sql_span_waits_for_the_genai_parent_of_a_later_export(spans, post):
     assert live.query.question == "Orders last week?" and live.query.metadata["generator_model"] == "m-1"
     assert live.attempts.get().tier == "small"
     assert OtlpHeldSpan.objects.count() == 0
+
+
+def test_a_database_failure_is_a_503_the_exporter_retries(spans, post, monkeypatch):
+    def database_gone(**_):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(otlp_views, "otlp_export_ingest", database_gone)
+    with spans.sql("SELECT 1", question="One?"):
+        pass
+    response = post(protobuf_body(spans.finished()))
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert status_pb2.Status.FromString(response.content).code == 14  # UNAVAILABLE
