@@ -15,4 +15,5 @@ urlpatterns = [
     path("probes/", include("probes.urls")),
     path("triage/", include("triage.urls")),
     path("api/", include("triage.api_urls")),
+    path("", include("triage.otlp_urls")),  # OTLP/HTTP: POST /v1/traces
 ]

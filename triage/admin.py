@@ -6,6 +6,7 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
 from config.admin_readonly import ReadOnlyAdmin
+from triage import otlp_admin  # noqa: F401 — registers the OTLP mapping and counters
 from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
 from triage.policy import POLICY_FIELDS, policy_publish
 from triage.tokens import TOKEN_SCOPES, api_token_issue, api_token_revoke

@@ -10,6 +10,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+# Defined beside their code; imported here so Django loads them as the triage app's models.
+from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping  # noqa: F401
+
 
 class ApiToken(models.Model):
     """A per-client API credential. Only a hash is stored; the token is shown once."""

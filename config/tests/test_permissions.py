@@ -12,7 +12,8 @@ PAGE_ROLES = [
     ("probes:index", {"ml_engineer", "admin"}),
     ("triage:index", {"analyst", "admin"}),
 ]
-PUBLIC_PREFIXES = ("accounts/login", "health", "admin/", "static/", "api/")
+# `api/` and `v1/` (OTLP) authenticate API tokens, not sessions.
+PUBLIC_PREFIXES = ("accounts/login", "health", "admin/", "static/", "api/", "v1/")
 ALL_USERS = ["labeller", "analyst", "ml_engineer", "admin", "outsider"]
 
 
