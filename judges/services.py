@@ -121,7 +121,9 @@ def prompt_prefixes_store(*, judge_version_id: int, results) -> dict[str, int]:
                 defaults={
                     "judge_version_id": judge_version_id,
                     "catalogue_version": result.catalogue_version,
-                    "body": result.request_prefix,
+                    # A vendor never echoes into the prefix, but a prompt template or a
+                    # catalogue comment could carry a key or DSN: never stored as sent.
+                    "body": vendor_access.redact_secrets(result.request_prefix),
                 },
             )
             ids[sha] = prefix.pk
