@@ -113,7 +113,7 @@ class HasScope(BasePermission):
 
     def has_permission(self, request, view):
         token = request.auth if isinstance(request.auth, ApiToken) else None
-        return token is not None and view.required_scope in (token.scopes or [])
+        return token is not None and token.has_scope(view.required_scope)
 
 
 class QueryInSerializer(serializers.Serializer):
