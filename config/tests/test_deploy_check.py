@@ -25,7 +25,10 @@ def manage(*args, **env_overrides) -> subprocess.CompletedProcess:
 
 
 def production_settings(*names, **env_overrides) -> dict:
-    code = f"import json; from django.conf import settings; print(json.dumps({{n: getattr(settings, n) for n in {list(names)}}}, default=str))"
+    code = (
+        "import json; from django.conf import settings; "
+        f"print(json.dumps({{n: getattr(settings, n) for n in {list(names)}}}, default=str))"
+    )
     result = manage("shell", "-c", code, **env_overrides)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
