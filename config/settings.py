@@ -29,6 +29,8 @@ from config.env import (
     parse_database_url,
 )
 from config.settings_security import (  # noqa: F401 — settings Django reads by name
+    AUDITLOG_INCLUDE_TRACKING_MODELS,
+    AUDITLOG_STORE_JSON_CHANGES,
     AUTHENTICATION_BACKENDS,
     AXES_CLIENT_IP_CALLABLE,
     AXES_COOLOFF_TIME,

@@ -16,6 +16,7 @@ from datetime import timedelta
 
 from csp.constants import NONE, SELF
 
+from config.audit import AUDITED_MODELS
 from config.env import env_bool, env_non_negative_int, env_positive_int, env_setting
 
 TESTING = "pytest" in sys.modules or env_bool("DOCKET_TESTING", False)
@@ -102,3 +103,7 @@ AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 # Behind proxies, how many of them append to X-Forwarded-For (config/throttling.py).
 TRUSTED_PROXY_COUNT = env_non_negative_int("TRUSTED_PROXY_COUNT", 0)
 AXES_CLIENT_IP_CALLABLE = "config.throttling.client_ip"
+
+# --- The audit log (django-auditlog; config/audit.py lists the models) -------------------------
+AUDITLOG_INCLUDE_TRACKING_MODELS = AUDITED_MODELS
+AUDITLOG_STORE_JSON_CHANGES = True

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from config.audit_log import audit_record_change
 from triage.models import TOKEN_SCOPES, ApiToken, validate_scopes
 
 __all__ = ["TOKEN_SCOPES", "api_token_authenticate", "api_token_issue", "api_token_revoke", "hash_token"]
@@ -46,7 +47,9 @@ def api_token_issue(*, client: str, scopes: list[str], name: str = "", created_b
 
 def api_token_revoke(*, token: ApiToken) -> None:
     """Revoke a token: refused at once by this process, by every other within the cache time."""
-    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    now = timezone.now()
+    if ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now):
+        audit_record_change(token, {"revoked_at": [None, now]})  # an update sends no signal
     cache.delete(_token_cache_key(token.token_hash))
 
 
