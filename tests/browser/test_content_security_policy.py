@@ -26,7 +26,7 @@ ADMIN_PAGES = [
     "/admin/probes/warehouse/",
     "/admin/judges/judge/",
     "/admin/auth/user/",
-    # "/audit/",
+    "/audit/",
 ]
 
 
