@@ -122,8 +122,7 @@ def prompt_prefixes_store(*, judge_version_id: int, results) -> dict[str, int]:
                 defaults={
                     "judge_version_id": judge_version_id,
                     "catalogue_version": result.catalogue_version,
-                    # A vendor never echoes into the prefix, but a prompt template or a
-                    # catalogue comment could carry a key or DSN: never stored as sent.
+                    # A prompt template or a catalogue comment could carry a key or DSN.
                     "body": vendor_access.redact_secrets(result.request_prefix),
                 },
             )

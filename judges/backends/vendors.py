@@ -6,7 +6,9 @@ name another environment variable (`api_key_env`) but never holds a key itself.
 A version goes to the local vendor simulator only when it says so (config `simulated`,
 or a base URL that is the simulator's). A version bound to a real vendor whose key is
 missing is never switched to the simulator: its calls fail with an `error` verdict
-naming the variable (`Endpoint.missing_key`).
+naming the variable (`Endpoint.missing_key`). The simulator is a local port anything on
+the machine could bind: it is sent the simulator's own key (`SIMULATOR_KEY`), never a
+vendor's, however its URL is spelt.
 """
 
 from __future__ import annotations
