@@ -8,6 +8,9 @@ SIMULATOR_PORT ?= 8765
 # Commands that need var/ and the generated secret key make them (importing settings never does).
 PREPARE := $(PY) -c 'from config.local_state import local_state_prepare; local_state_prepare()'
 export DJANGO_SETTINGS_MODULE := config.settings
+# These targets run Docket on this machine: plain http, the vendor simulator on. A deployment
+# leaves DJANGO_ENV unset (production; README "Serving in production").
+export DJANGO_ENV ?= local
 
 .PHONY: run test lint bench worker migrate seed clean
 

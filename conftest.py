@@ -12,6 +12,11 @@ from tests.support.services import database_is_postgres
 
 pytest_plugins = ["tests.support.fixtures"]
 
+# The tests run locally, over plain http, with the vendor simulator: so do the workers,
+# servers and commands they start, which inherit this (this process itself is `local`
+# because it runs under pytest; config/settings_security.py).
+os.environ.setdefault("DJANGO_ENV", "local")
+
 
 def pytest_configure(config):
     """Make var/ and the secret key file the worker and command subprocesses read."""

@@ -9,6 +9,8 @@ import os
 import secrets
 from pathlib import Path
 
+from config.private_files import write_private_file
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -19,10 +21,7 @@ def local_state_prepare() -> Path:
     (var_dir / "static").mkdir(parents=True, exist_ok=True)
     key_file = var_dir / "secret_key"
     if not os.environ.get("SECRET_KEY", "").strip() and not key_file.exists():
-        # Written under a temporary name and renamed: two commands starting at once never
-        # read a half-written key.
-        partial = key_file.with_name(f".secret_key.{os.getpid()}")
-        partial.write_text(secrets.token_urlsafe(50))
-        partial.chmod(0o600)
-        partial.replace(key_file) if not key_file.exists() else partial.unlink()
+        # Mode 0600 from the first byte, and never a half-written key: two commands
+        # starting at once keep the first one's.
+        write_private_file(key_file, secrets.token_urlsafe(50), replace=False)
     return var_dir

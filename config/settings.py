@@ -28,6 +28,38 @@ from config.env import (
     parse_choice,
     parse_database_url,
 )
+from config.settings_security import (  # noqa: F401 — settings Django reads by name
+    AUDITLOG_INCLUDE_TRACKING_MODELS,
+    AUDITLOG_STORE_JSON_CHANGES,
+    AUTHENTICATION_BACKENDS,
+    AXES_CLIENT_IP_CALLABLE,
+    AXES_COOLOFF_TIME,
+    AXES_FAILURE_LIMIT,
+    AXES_LOCKOUT_PARAMETERS,
+    AXES_LOCKOUT_TEMPLATE,
+    AXES_RESET_ON_SUCCESS,
+    CONTENT_SECURITY_POLICY,
+    CSRF_COOKIE_HTTPONLY,
+    CSRF_COOKIE_SECURE,
+    DEBUG,
+    DJANGO_ENV,
+    PRODUCTION,
+    SECURE_CONTENT_TYPE_NOSNIFF,
+    SECURE_CROSS_ORIGIN_OPENER_POLICY,
+    SECURE_HSTS_INCLUDE_SUBDOMAINS,
+    SECURE_HSTS_PRELOAD,
+    SECURE_HSTS_SECONDS,
+    SECURE_PROXY_SSL_HEADER,
+    SECURE_REDIRECT_EXEMPT,
+    SECURE_REFERRER_POLICY,
+    SECURE_SSL_REDIRECT,
+    SESSION_COOKIE_HTTPONLY,
+    SESSION_COOKIE_SECURE,
+    TESTING,
+    TRUSTED_PROXY_COUNT,
+    VENDOR_SIMULATOR_ENABLED,
+    X_FRAME_OPTIONS,
+)
 
 env = environ.Env()
 
@@ -54,9 +86,7 @@ def _secret_key() -> str:
     )
 
 
-TESTING = "pytest" in sys.modules or env_bool("DOCKET_TESTING", False)
 SECRET_KEY = _secret_key()
-DEBUG = env_bool("DEBUG", False)
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -74,6 +104,10 @@ INSTALLED_APPS = [
     "template_partials",
     "rest_framework",
     "drf_spectacular",
+    "django_filters",
+    "csp",
+    "axes",
+    "auditlog",
     "config",
     "probes",
     "labelling",
@@ -83,6 +117,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -93,6 +128,10 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "config.middleware.MethodNotAllowedPageMiddleware",
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # Who made a change, for the audit log (config/audit.py).
+    "auditlog.middleware.AuditlogMiddleware",
+    # Last, as django-axes asks: turns a locked-out login into its page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -256,7 +295,8 @@ ANTHROPIC_API_KEY = env_text("ANTHROPIC_API_KEY")
 ANTHROPIC_BASE_URL = env_text("ANTHROPIC_BASE_URL")
 OPENAI_API_KEY = env_text("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_text("OPENAI_BASE_URL")
-# Where the local vendor simulator listens when no key is set.
+# Where the local vendor simulator listens; judges may use it only when
+# VENDOR_SIMULATOR_ENABLED is on (config/settings_security.py: on locally, off in production).
 VENDOR_SIMULATOR_URL = env_text("VENDOR_SIMULATOR_URL", "http://127.0.0.1:8765")
 
 # --- Warehouses -----------------------------------------------------------------------
@@ -332,6 +372,8 @@ LOGGING = {
         # One INFO line per vendor call (httpx) is noise; its warnings and errors still show.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # django-axes' banner at every start; its lockouts are warnings and still show.
+        "axes.apps": {"level": "WARNING"},
         # runserver's line per request, at INFO: shown at LOG_LEVEL=INFO, not under `make run`.
         "django.server": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
     },
@@ -340,7 +382,7 @@ LOGGING = {
 # --- Judge vendor access (issue 13) ------------------------------------------------------
 # A judge may read only these environment variables as its API key, and send it only to
 # these base URLs (a judge's base_url must equal one or lie under it; the simulator's
-# VENDOR_SIMULATOR_URL is always allowed). Set by an admin; see judges/vendor_access.py.
+# VENDOR_SIMULATOR_URL is allowed while VENDOR_SIMULATOR_ENABLED is on). Set by an admin; see judges/vendor_access.py.
 JUDGE_API_KEY_VARS = env.list("JUDGE_API_KEY_VARS", default=["ANTHROPIC_API_KEY", "OPENAI_API_KEY"])
 JUDGE_BASE_URLS = env.list("JUDGE_BASE_URLS", default=[])
 for _name in JUDGE_API_KEY_VARS:

@@ -2,13 +2,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from config import views
+from config import audit_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("health/", views.health, name="health"),
+    path("audit/", audit_views.audit_log, name="audit-log"),
     path("admin/", admin.site.urls),
     path("labelling/", include("labelling.urls")),
     path("judges/", include("judges.urls")),

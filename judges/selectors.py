@@ -20,6 +20,7 @@ from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion
 from judges.report import build_report
 from judges.services import VERSION_FIELDS
 from labelling.models import GoldSetVersion, Query
+from probes.selectors import warehouse_names_allowing_result_egress
 
 
 def run_progress_get(*, run: CalibrationRun) -> dict:
@@ -206,6 +207,10 @@ def judge_version_prompt_get(*, judge_version: JudgeVersion) -> dict | None:
         "user_text": prompt.user_text,
         "tool_json": json.dumps(tools[0] if tools else request.get("response_format"), indent=2),
         "request_json": json.dumps(request, indent=2),
+        # Rows leave only from warehouses whose admin consented (judges/backends/prompt.py).
+        "preview_warehouses": warehouse_names_allowing_result_egress()
+        if judge_version.include_result_preview
+        else None,
     }
 
 

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from config.audit_log import acting
 from judges import vendor_access
 from judges.backends import get_backend, judge_safely
 from judges.backends.ladder import rung_problem
@@ -121,7 +122,8 @@ def prompt_prefixes_store(*, judge_version_id: int, results) -> dict[str, int]:
                 defaults={
                     "judge_version_id": judge_version_id,
                     "catalogue_version": result.catalogue_version,
-                    "body": result.request_prefix,
+                    # A prompt template or a catalogue comment could carry a key or DSN.
+                    "body": vendor_access.redact_secrets(result.request_prefix),
                 },
             )
             ids[sha] = prefix.pk
@@ -155,10 +157,11 @@ def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
 @transaction.atomic
 def judge_create(*, name: str, description: str = "", user=None, **version_fields) -> Judge:
     """Create a judge and its first version."""
-    judge = Judge(name=name, description=description)
-    judge.full_clean()
-    judge.save()
-    judge_version_create(judge=judge, user=user, **version_fields)
+    with acting(user):  # the audit log's actor, also outside a request
+        judge = Judge(name=name, description=description)
+        judge.full_clean()
+        judge.save()
+        judge_version_create(judge=judge, user=user, **version_fields)
     return judge
 
 

@@ -6,8 +6,10 @@ held to lists an admin sets in the environment:
 
 - `api_key_env` must be on `JUDGE_API_KEY_VARS` (default the two vendor keys), so a judge
   can never read `DATABASE_URL` or a warehouse DSN and send it as a bearer token;
-- `base_url` must match an entry of `JUDGE_BASE_URLS` (or the vendor simulator's URL), so
-  a key is only ever sent to a host an admin approved; only an admin may set or change it.
+- `base_url` must match an entry of `JUDGE_BASE_URLS` (or the vendor simulator's URL, when
+  `VENDOR_SIMULATOR_ENABLED` is on), so a key is only ever sent to a host an admin approved;
+  only an admin may set or change it. The simulator's URL is a local port anything may
+  bind: it is sent the simulator's own key, never a vendor's (`judges/backends/vendors.py`).
 
 The lists are checked when a version is saved (`judge_config_check`) and again when a judge
 is called (`judges/backends/refused.py` `refused_backend`): a version saved before a list changed is answered with
@@ -22,6 +24,7 @@ import json
 import logging
 import os
 import re
+import threading
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -52,9 +55,23 @@ def _url_parts(url: str) -> tuple[str, str, int | None, str] | None:
     return parts.scheme.lower(), parts.hostname.lower(), port, parts.path.rstrip("/")
 
 
+def same_origin_and_path(url: str, other: str) -> bool:
+    """Say whether two URLs name the same scheme, host, port and path (case and default port aside)."""
+    parts, other_parts = _url_parts(url), _url_parts(other)
+    return parts is not None and parts == other_parts
+
+
 def allowed_base_urls() -> list[str]:
-    """The base URLs a judge may call: JUDGE_BASE_URLS plus the vendor simulator's."""
-    return [*settings.JUDGE_BASE_URLS, settings.VENDOR_SIMULATOR_URL]
+    """The base URLs a judge may call: JUDGE_BASE_URLS, plus the simulator's when it is enabled."""
+    simulator = [settings.VENDOR_SIMULATOR_URL] if settings.VENDOR_SIMULATOR_ENABLED else []
+    return [*settings.JUDGE_BASE_URLS, *simulator]
+
+
+def is_simulator_url(base_url: str | None) -> bool:
+    """Say whether a base URL is the simulator's, however spelt (case, default port, a slash, /v1)."""
+    if not isinstance(base_url, str) or not base_url:
+        return False
+    return same_origin_and_path(base_url.rstrip("/").removesuffix("/v1"), settings.VENDOR_SIMULATOR_URL)
 
 
 def base_url_allowed(base_url: str) -> bool:
@@ -81,10 +98,12 @@ def judge_config_problems(config: dict) -> list[str]:
             f"(JUDGE_API_KEY_VARS: {', '.join(settings.JUDGE_API_KEY_VARS)})"
         )
     base_url = config.get("base_url")
-    if base_url not in (None, "") and not (isinstance(base_url, str) and base_url_allowed(base_url)):
+    if not settings.VENDOR_SIMULATOR_ENABLED and (config.get("simulated") or is_simulator_url(base_url)):
+        problems.append("the vendor simulator is off here (VENDOR_SIMULATOR_ENABLED); bind the judge to a vendor")
+    elif base_url not in (None, "") and not (isinstance(base_url, str) and base_url_allowed(base_url)):
         problems.append(
             f"base_url {str(base_url)[:200]!r} is not an allowed base URL "
-            "(an admin lists them in JUDGE_BASE_URLS; the vendor simulator's is always allowed)"
+            "(an admin lists them in JUDGE_BASE_URLS; the vendor simulator's is allowed when it is enabled)"
         )
     return problems
 
@@ -106,8 +125,56 @@ def judge_config_check(*, config: dict, previous_config: dict | None, user=None)
 # --- Keeping secrets out of records --------------------------------------------------------
 
 
-def secret_values() -> list[str]:
-    """Every key, DSN and DSN password this process can read, longest first."""
+class SecretCache:
+    """Every key, DSN and DSN password this process can read, read again only when they change.
+
+    A log filter runs on every record: reading the environment, the settings and the
+    warehouses file each time would cost a regex per variable per line. They are read once;
+    each call then only checks whether anything they come from changed (the environment's
+    entries, the few settings, the file's modification time), and reads again if so.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.stamp = None
+        self.environment: dict = {}
+        self.values: list[str] = []
+        self.reads = 0  # how often the secrets were read, for the tests
+
+    def current(self) -> list[str]:
+        """Return the secrets, longest first."""
+        stamp = _sources_stamp()
+        # os.environ keeps its entries in `_data`; comparing it with the copy taken at the
+        # last read compares the same objects, so an unchanged environment costs a few µs.
+        environment = getattr(os.environ, "_data", os.environ)
+        with self.lock:
+            if stamp == self.stamp and environment == self.environment:
+                return self.values
+            self.environment = dict(environment)
+            self.stamp = stamp
+            self.values = _secret_values_read()
+            self.reads += 1
+            return self.values
+
+
+def _sources_stamp() -> tuple:
+    """What secrets are read from besides the environment: a few settings and the file's mtime."""
+    path = settings.WAREHOUSES_FILE
+    try:
+        stat = path.stat()
+        file_stamp = (str(path), stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        file_stamp = (str(path), None)
+    return (
+        settings.ANTHROPIC_API_KEY,
+        settings.OPENAI_API_KEY,
+        settings.DATABASES["default"].get("PASSWORD") or "",
+        tuple(settings.JUDGE_API_KEY_VARS),
+        file_stamp,
+    )
+
+
+def _secret_values_read() -> list[str]:
     found = {settings.ANTHROPIC_API_KEY, settings.OPENAI_API_KEY, settings.DATABASES["default"].get("PASSWORD") or ""}
     names = set(settings.JUDGE_API_KEY_VARS) | {name for name in os.environ if SECRET_VARIABLE.search(name)}
     found.update(os.environ.get(name, "") for name in names)
@@ -121,24 +188,21 @@ def secret_values() -> list[str]:
     return sorted((v for v in found if len(v) >= MIN_SECRET_LENGTH), key=len, reverse=True)
 
 
-_file_cache: dict = {}
-
-
 def _warehouses_file_dsns() -> list[str]:
-    """The DSNs in WAREHOUSES_FILE, read again only when the file changes."""
-    path = settings.WAREHOUSES_FILE
+    """The DSNs in WAREHOUSES_FILE (none when it is missing or unreadable)."""
     try:
-        stamp = (str(path), path.stat().st_mtime_ns)
-    except OSError:
+        data = json.loads(settings.WAREHOUSES_FILE.read_text())
+    except (OSError, ValueError):
         return []
-    if stamp not in _file_cache:
-        try:
-            data = json.loads(path.read_text())
-        except (OSError, ValueError):
-            data = {}
-        _file_cache.clear()
-        _file_cache[stamp] = [v for v in data.values() if isinstance(v, str)] if isinstance(data, dict) else []
-    return _file_cache[stamp]
+    return [v for v in data.values() if isinstance(v, str)] if isinstance(data, dict) else []
+
+
+SECRETS = SecretCache()
+
+
+def secret_values() -> list[str]:
+    """Every key, DSN and DSN password this process can read, longest first."""
+    return SECRETS.current()
 
 
 def redact_secrets(value, secrets: list[str] | None = None):

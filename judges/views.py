@@ -2,15 +2,46 @@ import json
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.roles import ANALYST, ML_ENGINEER, role_required
+from config.roles import ANALYST, ML_ENGINEER, check_role, has_role, role_required
 from judges import selectors, services
 from judges.forms import JudgeCloneForm, JudgeCreateForm, JudgeVersionForm, RunResumeForm, RunStartForm
 from judges.models import CalibrationRun, Judge, JudgeVersion, Verdict
 from judges.services import VERSION_FIELDS
 from labelling.models import GoldSetVersion
+
+# --- Object access: one helper per kind of object, each raising 403 or 404 -----------------
+
+
+def _get_judge_for_user(request, pk) -> Judge:
+    """Return a judge the user may work on (ML engineers), else 403; 404 if there is none."""
+    check_role(request.user, ML_ENGINEER)
+    return selectors.judge_get(pk=pk)
+
+
+def _get_run_for_user(request, pk) -> CalibrationRun:
+    """Return a calibration run the user may see and steer (ML engineers), else 403 / 404."""
+    check_role(request.user, ML_ENGINEER)
+    return get_object_or_404(CalibrationRun.objects.select_related("gold_set_version__gold_set"), pk=pk)
+
+
+def _get_verdict_for_user(request, pk) -> Verdict:
+    """Return a verdict the user may read, else 403 / 404.
+
+    ML engineers read every verdict. Analysts read live verdicts only, the ones their triage
+    items link to: a calibration verdict carries a gold set's items and full prompts, which
+    are the ML engineers' (and a 404 does not say that it exists).
+    """
+    check_role(request.user, ML_ENGINEER, ANALYST)
+    verdict = get_object_or_404(
+        Verdict.objects.select_related("judge_version__judge", "query__warehouse", "run", "prompt_prefix"), pk=pk
+    )
+    if verdict.run_id is not None and not has_role(request.user, ML_ENGINEER):
+        raise Http404("No live verdict has this id.")
+    return verdict
 
 
 def _form_errors_from(form, exc: ValidationError):
@@ -48,7 +79,7 @@ def judge_create(request):
 @role_required(ML_ENGINEER)
 def judge_detail(request, pk):
     """Show a judge: the chosen version's full prompt, and every version's metrics per gold-set version."""
-    judge = selectors.judge_get(pk=pk)
+    judge = _get_judge_for_user(request, pk)
     versions = list(judge.versions.all())
     shown = next(
         (v for v in versions if str(v.number) == request.GET.get("version")), versions[0] if versions else None
@@ -68,7 +99,7 @@ def judge_detail(request, pk):
 @role_required(ML_ENGINEER)
 def judge_edit(request, pk):
     """Edit a judge: a first POST shows the diff against the current version, a second saves it as new."""
-    judge = get_object_or_404(Judge, pk=pk)
+    judge = _get_judge_for_user(request, pk)
     latest = judge.latest_version
     initial = {f: getattr(latest, f) for f in VERSION_FIELDS} if latest else {}
     form = JudgeVersionForm(request.POST or None, initial=initial)
@@ -90,7 +121,7 @@ def judge_edit(request, pk):
 @require_POST
 @role_required(ML_ENGINEER)
 def judge_clone(request, pk):
-    judge = get_object_or_404(Judge, pk=pk)
+    judge = _get_judge_for_user(request, pk)
     form = JudgeCloneForm(request.POST)
     if form.is_valid():
         try:
@@ -107,7 +138,7 @@ def judge_clone(request, pk):
 @role_required(ML_ENGINEER)
 def judge_compare(request, pk):
     """Compare two versions of a judge: their settings, and item by item on a gold-set version."""
-    judge = selectors.judge_get(pk=pk)
+    judge = _get_judge_for_user(request, pk)
     versions = list(judge.versions.all())
     left_number = request.GET.get("left") or (versions[1].number if len(versions) > 1 else versions[0].number)
     right_number = request.GET.get("right") or versions[0].number
@@ -135,12 +166,9 @@ def judge_compare(request, pk):
     return render(request, "judges/judge_compare.html", context)
 
 
-@role_required(ML_ENGINEER, ANALYST)
 def verdict_detail(request, pk):
     """Show one verdict's trace: the request as sent, the raw response, usage, cost, retries, endpoint."""
-    verdict = get_object_or_404(
-        Verdict.objects.select_related("judge_version__judge", "query__warehouse", "run", "prompt_prefix"), pk=pk
-    )
+    verdict = _get_verdict_for_user(request, pk)
     trace = selectors.verdict_trace_get(verdict=verdict)
     context = {
         "verdict": verdict,
@@ -169,7 +197,7 @@ def run_start(request):
 @role_required(ML_ENGINEER)
 def run_detail(request, pk):
     """Show a run with its live progress; htmx polls the progress partial while it is active."""
-    run = get_object_or_404(CalibrationRun.objects.select_related("gold_set_version__gold_set"), pk=pk)
+    run = _get_run_for_user(request, pk)
     context = {"run": run, "progress": selectors.run_progress_get(run=run), "resume_form": RunResumeForm()}
     if request.htmx:
         response = render(request, "judges/run_detail.html#progress", context)
@@ -184,7 +212,7 @@ def run_detail(request, pk):
 @require_POST
 @role_required(ML_ENGINEER)
 def run_cancel(request, pk):
-    run = get_object_or_404(CalibrationRun, pk=pk)
+    run = _get_run_for_user(request, pk)
     try:
         services.calibration_run_cancel(run=run)
     except ValidationError as exc:
@@ -195,7 +223,7 @@ def run_cancel(request, pk):
 @require_POST
 @role_required(ML_ENGINEER)
 def run_resume(request, pk):
-    run = get_object_or_404(CalibrationRun, pk=pk)
+    run = _get_run_for_user(request, pk)
     form = RunResumeForm(request.POST)
     if form.is_valid():
         try:

@@ -2,6 +2,7 @@ import os
 
 from django.contrib import admin
 
+from config.roles import ADMIN, has_role
 from probes.models import Catalogue, ProbeRun, Warehouse
 from probes.warehouses import WarehouseUnavailable, dsn_env_var, warehouse_dsn
 
@@ -14,9 +15,15 @@ class WarehouseAdmin(admin.ModelAdmin):
     in the database, request logs and the admin history.
     """
 
-    list_display = ["name", "dialect", "dsn_source", "created_at"]
-    fields = ["name", "dialect", "description", "verifier_rules", "dsn_source"]
+    list_display = ["name", "dialect", "allow_result_egress", "dsn_source", "created_at"]
+    fields = ["name", "dialect", "description", "verifier_rules", "allow_result_egress", "dsn_source"]
     readonly_fields = ["dsn_source"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # Sending customer rows to a vendor takes an admin's consent, whoever else edits warehouses.
+        if has_role(request.user, ADMIN):
+            return self.readonly_fields
+        return [*self.readonly_fields, "allow_result_egress"]
 
     @admin.display(description="DSN source")
     def dsn_source(self, obj):

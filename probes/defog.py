@@ -11,7 +11,7 @@ import hashlib
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
@@ -164,7 +164,7 @@ def _to_sqlite(statement: str) -> list[str]:
 
 @dataclass
 class SqliteLoad:
-    dsn: str
+    dsn: str = field(repr=False)  # a DSN is never printed, even a file's
     statements: int
     failed: list[str]
 

@@ -20,6 +20,14 @@ class Warehouse(models.Model):
     description = models.TextField(blank=True)
     # Per-warehouse verifier switches, e.g. {"require_limit": false, "max_scan_rows": 1e6}.
     verifier_rules = models.JSONField(default=dict, blank=True)
+    # An admin's consent that result rows of this warehouse may leave for a judge's vendor
+    # (a judge version's result preview); without it a judge sees the SQL, never the rows.
+    allow_result_egress = models.BooleanField(
+        "may send result rows to vendors",
+        default=False,
+        help_text="Judges with a result preview send this warehouse's first result rows to their vendor. "
+        "Only an admin may turn this on.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -22,6 +22,11 @@ def warehouse_list_with_catalogues() -> list[Warehouse]:
     return warehouses
 
 
+def warehouse_names_allowing_result_egress() -> list[str]:
+    """The warehouses whose result rows an admin has allowed to be sent to vendors."""
+    return list(Warehouse.objects.filter(allow_result_egress=True).order_by("name").values_list("name", flat=True))
+
+
 def probe_run_list_recent(*, warehouse: Warehouse, limit: int = 20) -> list[ProbeRun]:
     return list(ProbeRun.objects.filter(warehouse=warehouse).order_by("-created_at")[:limit])
 

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
+from config.private_files import write_private_file
 from probes.models import Dialect, Warehouse
 from probes.role_check import UnsafeWarehouseRole, not_applicable, postgres_role_check
 
@@ -65,17 +66,7 @@ def write_dsn_to_secrets_file(name: str, dsn: str) -> None:
 
 def write_secrets_file(path: Path, entries: dict) -> None:
     """Write the secrets file with mode 0600 from its first byte (a new file, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(descriptor, 0o600)  # O_CREAT's mode is masked by umask; fchmod is not
-        with os.fdopen(descriptor, "w") as file:
-            file.write(json.dumps(entries, indent=2, sort_keys=True) + "\n")
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    os.replace(partial, path)
+    write_private_file(path, json.dumps(entries, indent=2, sort_keys=True) + "\n")
 
 
 def warehouse_role_check_or_refuse(*, dialect: str, dsn: str) -> dict:

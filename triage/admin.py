@@ -1,5 +1,6 @@
 """Admin for the triage app: tokens (issued and revoked here), policy versions, items, alerts."""
 
+from django import forms
 from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -7,13 +8,15 @@ from django.utils.cache import add_never_cache_headers
 
 from config.admin_readonly import ReadOnlyAdmin
 from triage import otlp_admin  # noqa: F401 — registers the OTLP mapping and counters
+from triage.forms import ApiTokenForm
 from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
 from triage.policy import POLICY_FIELDS, policy_publish
-from triage.tokens import TOKEN_SCOPES, api_token_issue, api_token_revoke
+from triage.tokens import api_token_issue, api_token_revoke
 
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
+    form = ApiTokenForm
     list_display = ["client", "name", "prefix", "scopes", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["client"]
     fields = ["client", "name", "scopes"]
@@ -23,11 +26,16 @@ class ApiTokenAdmin(admin.ModelAdmin):
         # A token's identity and scopes are fixed once issued: revoke and issue another.
         return ["client", "name", "scopes"] if obj else []
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is not None:
+            kwargs["form"] = forms.ModelForm  # every field is read-only: no scope checkboxes
+        return super().get_form(request, obj, change, **kwargs)
+
     def save_model(self, request, obj, form, change):
         if change:
             return
         token, plaintext = api_token_issue(
-            client=obj.client, name=obj.name, scopes=list(obj.scopes or TOKEN_SCOPES), created_by=request.user
+            client=obj.client, name=obj.name, scopes=form.cleaned_data["scopes"], created_by=request.user
         )
         obj.pk = token.pk
         # Shown once, in this response (see response_add): never put in a message, which

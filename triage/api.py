@@ -1,6 +1,8 @@
 """The ingestion REST API: token authentication, scopes, serializers and the two endpoints."""
 
 import copy
+import io
+import threading
 
 from django.conf import settings
 from django.db.models import Prefetch
@@ -50,12 +52,30 @@ class BoundedJSONParser(JSONParser):
     """
 
     def parse(self, stream, media_type=None, parser_context=None):
+        body = stream.read()
         try:
-            return super().parse(stream, media_type, parser_context)
+            return super().parse(io.BytesIO(body), media_type, parser_context)
         except RecursionError:
-            raise ParseError(
-                f"JSON nested too deeply to read; metadata may nest at most {MAX_JSON_DEPTH} levels."
-            ) from None
+            pass
+        # The decoder recurses once per level, and this request's own call stack (every
+        # middleware adds to it) counts against the same limit: a thread of its own decodes
+        # with the whole budget, so how deep a body may nest does not depend on the stack.
+        decoded = {}
+
+        def decode():
+            try:
+                decoded["value"] = JSONParser.parse(self, io.BytesIO(body), media_type, parser_context)
+            except (RecursionError, ParseError) as exc:
+                decoded["error"] = exc
+
+        thread = threading.Thread(target=decode, name="json-decode")
+        thread.start()
+        thread.join()
+        if "value" in decoded:
+            return decoded["value"]
+        if isinstance(decoded.get("error"), ParseError):
+            raise decoded["error"]
+        raise ParseError(f"JSON nested too deeply to read; metadata may nest at most {MAX_JSON_DEPTH} levels.")
 
 
 def content_length(request) -> int | None:
@@ -113,7 +133,7 @@ class HasScope(BasePermission):
 
     def has_permission(self, request, view):
         token = request.auth if isinstance(request.auth, ApiToken) else None
-        return token is not None and view.required_scope in (token.scopes or [])
+        return token is not None and token.has_scope(view.required_scope)
 
 
 class QueryInSerializer(serializers.Serializer):

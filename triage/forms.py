@@ -1,7 +1,9 @@
+import json
+
 from django import forms
 
 from labelling.models import ErrorClass
-from triage.models import Resolution
+from triage.models import TOKEN_SCOPES, ApiToken, Resolution
 
 
 class DecisionForm(forms.Form):
@@ -18,3 +20,39 @@ class DecisionForm(forms.Form):
 
 class ReopenForm(forms.Form):
     note = forms.CharField(required=False, max_length=2000)
+
+
+class ScopesField(forms.MultipleChoiceField):
+    """Token scopes as checkboxes; a script may also post them as one JSON list ('["ingest"]')."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            choices=[(scope, scope) for scope in TOKEN_SCOPES],
+            widget=forms.CheckboxSelectMultiple,
+            help_text="At least one: a token may do only what it lists.",
+            **kwargs,
+        )
+
+    def to_python(self, value):
+        if isinstance(value, list | tuple) and len(value) == 1 and str(value[0]).lstrip().startswith("["):
+            value = value[0]
+        if isinstance(value, str) and value.lstrip().startswith("["):
+            try:
+                value = json.loads(value)
+            except ValueError as exc:
+                raise forms.ValidationError("Scopes are not a JSON list of scope names.") from exc
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list | tuple) or not all(isinstance(scope, str) for scope in value):
+            raise forms.ValidationError("Scopes must be scope names.")
+        return [str(scope) for scope in value]
+
+
+class ApiTokenForm(forms.ModelForm):
+    """The admin's form for a new token: client, name and at least one known scope."""
+
+    scopes = ScopesField()
+
+    class Meta:
+        model = ApiToken
+        fields = ["client", "name", "scopes"]

@@ -7,11 +7,26 @@ a query whose judges all errored is `unjudged`, shown in its own list.
 """
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
 # Defined beside their code; imported here so Django loads them as the triage app's models.
 from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping  # noqa: F401
+
+# What a token may be allowed to do; a token holds at least one, and nothing else.
+TOKEN_SCOPES = ("ingest", "read")
+
+
+def validate_scopes(value) -> None:
+    """Refuse scopes that are not a non-empty list of known scope names (no scope is not every scope)."""
+    if not isinstance(value, list) or not value or not all(isinstance(scope, str) for scope in value):
+        raise ValidationError(
+            f"Scopes must be a non-empty list of scope names from {list(TOKEN_SCOPES)}; got {value!r}."
+        )
+    unknown = sorted(set(value) - set(TOKEN_SCOPES))
+    if unknown:
+        raise ValidationError(f"Unknown scopes {unknown}: choose from {list(TOKEN_SCOPES)}.")
 
 
 class ApiToken(models.Model):
@@ -22,7 +37,7 @@ class ApiToken(models.Model):
     # Public part shown in lists so an admin can tell tokens apart without the secret.
     prefix = models.CharField(max_length=16, unique=True, editable=False)
     token_hash = models.CharField(max_length=64, unique=True, editable=False)
-    scopes = models.JSONField(default=list, help_text='e.g. ["ingest", "read"]')
+    scopes = models.JSONField(default=list, validators=[validate_scopes], help_text='e.g. ["ingest", "read"]')
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
@@ -38,6 +53,10 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    def has_scope(self, scope: str) -> bool:
+        """Say whether the token may do `scope`: only a scope it lists (none listed is none allowed)."""
+        return isinstance(self.scopes, list) and scope in self.scopes
 
 
 class FlagRule(models.TextChoices):

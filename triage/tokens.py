@@ -11,9 +11,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from triage.models import ApiToken
+from config.audit_log import audit_record_change
+from triage.models import TOKEN_SCOPES, ApiToken, validate_scopes
 
-TOKEN_SCOPES = ("ingest", "read")
+__all__ = ["TOKEN_SCOPES", "api_token_authenticate", "api_token_issue", "api_token_revoke", "hash_token"]
 TOKEN_PREFIX = "dkt"
 
 
@@ -25,9 +26,10 @@ def hash_token(plaintext: str) -> str:
 @transaction.atomic
 def api_token_issue(*, client: str, scopes: list[str], name: str = "", created_by=None) -> tuple[ApiToken, str]:
     """Create a token for a client and return it with its plaintext (shown only once)."""
-    unknown = sorted(set(scopes) - set(TOKEN_SCOPES))
-    if unknown or not scopes:
-        raise ValidationError({"scopes": f"Scopes must be a non-empty subset of {list(TOKEN_SCOPES)}; got {scopes}."})
+    try:
+        validate_scopes(scopes)
+    except ValidationError as exc:
+        raise ValidationError({"scopes": exc.messages}) from exc
     prefix = secrets.token_hex(4)
     plaintext = f"{TOKEN_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
     token = ApiToken(
@@ -45,7 +47,9 @@ def api_token_issue(*, client: str, scopes: list[str], name: str = "", created_b
 
 def api_token_revoke(*, token: ApiToken) -> None:
     """Revoke a token: refused at once by this process, by every other within the cache time."""
-    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    now = timezone.now()
+    if ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=now):
+        audit_record_change(token, {"revoked_at": [None, now]})  # an update sends no signal
     cache.delete(_token_cache_key(token.token_hash))
 
 

@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.roles import ADMIN, ANALYST, ML_ENGINEER, has_role, role_required
+from config.roles import ADMIN, ANALYST, ML_ENGINEER, check_role, has_role, role_required
 from judges.models import JudgeVersion
 from labelling.models import ErrorClass
 from probes.models import Warehouse
@@ -20,6 +20,16 @@ from triage.queue import triage_item_claim_next, triage_item_release, triage_ite
 from triage.undo import triage_item_undo_resolve, undo_deadline
 
 UNDO_SESSION_KEY = "triage_undo_item"
+
+
+def _get_item_for_user(request, pk, *, roles=(ANALYST,)) -> TriageItem:
+    """Return a triage item the user may work on, else 403 (no role) or 404 (no such item).
+
+    The queue is shared: every analyst may open any item; who may decide it (the claim's
+    holder) is the queue services' rule. Reopening takes an admin (`roles=(ADMIN,)`).
+    """
+    check_role(request.user, *roles)
+    return get_object_or_404(TriageItem.objects.select_related("query__warehouse", "assignee"), pk=pk)
 
 
 @role_required(ANALYST)
@@ -58,7 +68,7 @@ def claim_next(request):
 @role_required(ANALYST)
 def item(request, pk):
     """Show one item with all its evidence; the holder decides with the keyboard."""
-    triage_item = get_object_or_404(TriageItem.objects.select_related("query__warehouse", "assignee"), pk=pk)
+    triage_item = _get_item_for_user(request, pk)
     context = {
         "item": triage_item,
         "form": DecisionForm(),
@@ -74,7 +84,7 @@ def item(request, pk):
 @role_required(ANALYST)
 def decide(request, pk):
     """Record the decision as a triage label, then open the next item at once."""
-    get_object_or_404(TriageItem, pk=pk)
+    _get_item_for_user(request, pk)
     form = DecisionForm(request.POST)
     if not form.is_valid():
         messages.error(request, "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
@@ -105,7 +115,7 @@ def undo_offer(request) -> dict | None:
 @role_required(ANALYST)
 def undo(request, pk):
     """Take back the decision just made on this item and open it again."""
-    get_object_or_404(TriageItem, pk=pk)
+    _get_item_for_user(request, pk)
     try:
         triage_item_undo_resolve(item_id=pk, analyst=request.user)
     except (PermissionDenied, ValidationError) as exc:
@@ -119,7 +129,7 @@ def undo(request, pk):
 @role_required(ANALYST)
 def release(request, pk):
     """Give the item back to the queue without deciding it."""
-    triage_item_release(item=get_object_or_404(TriageItem, pk=pk), analyst=request.user)
+    triage_item_release(item=_get_item_for_user(request, pk), analyst=request.user)
     return redirect("triage:index")
 
 
@@ -133,7 +143,7 @@ def resolved(request):
 @role_required(ADMIN)
 def reopen(request, pk):
     """Reverse a resolution: the label becomes history, the item returns to the queue."""
-    get_object_or_404(TriageItem, pk=pk)
+    _get_item_for_user(request, pk, roles=(ADMIN,))
     form = ReopenForm(request.POST)
     form.is_valid()
     try:

@@ -62,17 +62,30 @@ def slice_for(judge_version, query) -> SchemaSlice:
     )
 
 
+def egress_withheld_reason(warehouse) -> str:
+    return f"warehouse {warehouse.name} does not allow result rows to be sent to vendors"
+
+
 def result_preview(query, *, rows: int = PREVIEW_ROWS) -> dict:
-    """Run the SQL read-only: its first rows and its row count (what a reviewer would look at)."""
-    if getattr(query, "warehouse", None) is None:
+    """Run the SQL read-only: its first rows and its row count (what a reviewer would look at).
+
+    The rows go into a prompt sent to a vendor, so they are read only from a warehouse an
+    admin has allowed to send result rows to vendors (`Warehouse.allow_result_egress`);
+    for any other the preview is withheld and says why, and the query is judged without it.
+    """
+    warehouse = getattr(query, "warehouse", None)
+    if warehouse is None:
         return {"included": False, "reason": "no warehouse"}
-    first = run_readonly(warehouse=query.warehouse, sql=query.sql, row_cap=rows)
+    if not warehouse.allow_result_egress:
+        return {"included": False, "withheld": egress_withheld_reason(warehouse)}
+    consent = {"included": True, "consent": f"warehouse {warehouse.name} allows result rows to be sent to vendors"}
+    first = run_readonly(warehouse=warehouse, sql=query.sql, row_cap=rows)
     if not first.executed:
-        return {"included": True, "error": first.error or first.reason or "not run"}
-    preview = {"included": True, "columns": first.columns, "rows": first.rows, "row_count": len(first.rows)}
+        return {**consent, "error": first.error or first.reason or "not run"}
+    preview = {**consent, "columns": first.columns, "rows": first.rows, "row_count": len(first.rows)}
     if first.truncated:
         counted = run_readonly(
-            warehouse=query.warehouse,
+            warehouse=warehouse,
             sql=f"SELECT COUNT(*) FROM ({query.sql.strip().rstrip(';')}) AS counted",
             row_cap=1,
         )

@@ -6,17 +6,21 @@ name another environment variable (`api_key_env`) but never holds a key itself.
 A version goes to the local vendor simulator only when it says so (config `simulated`,
 or a base URL that is the simulator's). A version bound to a real vendor whose key is
 missing is never switched to the simulator: its calls fail with an `error` verdict
-naming the variable (`Endpoint.missing_key`).
+naming the variable (`Endpoint.missing_key`). The simulator is a local port anything on
+the machine could bind: it is sent the simulator's own key (`SIMULATOR_KEY`), never a
+vendor's, however its URL is spelt.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from django.conf import settings
+
+from judges.vendor_access import is_simulator_url
 
 SIMULATOR_KEY = "simulated-no-key"
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -27,11 +31,17 @@ DEFAULT_HOSTS = {"anthropic": "api.anthropic.com", "openai": "api.openai.com"}
 @dataclass(frozen=True)
 class Endpoint:
     base_url: str | None
-    api_key: str
+    # Never in a repr: an endpoint sits in contexts (templates, tracebacks) that print one.
+    api_key: str = field(repr=False)
     simulated: bool
     # The environment variable that should hold the key, when it is missing: calls fail.
     missing_key: str = ""
     vendor: str = "anthropic"
+
+    def __post_init__(self):
+        # The simulator is a local port anything may bind: it never gets a real key.
+        if self.simulated and self.api_key != SIMULATOR_KEY:
+            raise ValueError("a simulated endpoint carries the simulator's key only")
 
     @property
     def label(self) -> str:
@@ -65,7 +75,7 @@ def anthropic_endpoint(config: dict) -> Endpoint:
     env_name, key = vendor_api_key(config, ANTHROPIC_KEY_ENV)
     base_url = config.get("base_url") or settings.ANTHROPIC_BASE_URL or None
     if is_simulator_url(base_url):
-        return Endpoint(base_url, key or SIMULATOR_KEY, True, vendor="anthropic")
+        return Endpoint(base_url, SIMULATOR_KEY, True, vendor="anthropic")
     if not key and not base_url:
         return Endpoint(None, "", False, missing_key=env_name, vendor="anthropic")
     # A base URL without a key is a proxy that adds its own; the SDK insists on one.
@@ -79,17 +89,11 @@ def openai_endpoint(config: dict) -> Endpoint:
     env_name, key = vendor_api_key(config, OPENAI_KEY_ENV)
     base_url = config.get("base_url") or settings.OPENAI_BASE_URL or None
     if is_simulator_url(base_url):
-        return Endpoint(base_url, key or SIMULATOR_KEY, True, vendor="openai")
+        return Endpoint(base_url, SIMULATOR_KEY, True, vendor="openai")
     if not key and not base_url:
         return Endpoint(None, "", False, missing_key=env_name, vendor="openai")
     # Local OpenAI-compatible servers often need no key; the SDK insists on one.
     return Endpoint(base_url, key or "no-key", False, vendor="openai")
-
-
-def is_simulator_url(base_url: str | None) -> bool:
-    if not base_url:
-        return False
-    return base_url.rstrip("/").removesuffix("/v1") == settings.VENDOR_SIMULATOR_URL.rstrip("/")
 
 
 _clients: dict = {}

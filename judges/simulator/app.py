@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import asyncio
+import collections
+import hashlib
 import json
 import re
 import time
@@ -21,6 +23,14 @@ from judges.simulator.formats import (
 from judges.simulator.vendor import ApiError, Simulator, raise_fault
 
 BATCH_PATH = re.compile(r"^/v1/messages/batches/([\w-]+)(/results)?/?$")
+# How many of the last calls' keys `GET /_sim/keys` reports.
+KEYS_KEPT = 256
+
+
+def presented_key(headers: dict) -> str:
+    """The key a call presented: Anthropic's x-api-key, or OpenAI's bearer token."""
+    bearer = headers.get("authorization", "")
+    return headers.get("x-api-key") or (bearer[7:] if bearer.lower().startswith("bearer ") else bearer)
 
 
 class SimulatorApp:
@@ -30,6 +40,9 @@ class SimulatorApp:
 
     def __init__(self, simulator: Simulator):
         self.simulator = simulator
+        # What each call presented as its key, as a hash (a real key must never reach this
+        # port, and if one does it is not kept): tests read it at GET /_sim/keys.
+        self.received_keys: collections.deque = collections.deque(maxlen=KEYS_KEPT)
 
     async def respond(self, method: str, target: str, headers: dict, body: bytes) -> tuple[int, dict, bytes]:
         path = target.split("?")[0]
@@ -44,6 +57,8 @@ class SimulatorApp:
                 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "body is not JSON"}}
             )
         path = path.rstrip("/")
+        key = presented_key(headers)
+        self.received_keys.append({"path": path, "key_sha256": hashlib.sha256(key.encode()).hexdigest()})
         if path.endswith("/v1/messages/batches"):
             return self.batch_create(payload, host=headers.get("host") or "127.0.0.1")
         if path.endswith("/v1/messages"):
@@ -57,6 +72,8 @@ class SimulatorApp:
             return json_response(200, {"ok": True, "simulator": True})
         if path.rstrip("/") == "/_sim/stats":
             return json_response(200, dict(self.simulator.stats))
+        if path.rstrip("/") == "/_sim/keys":
+            return json_response(200, {"keys": list(self.received_keys)})
         batch = BATCH_PATH.match(path)
         if batch:
             return self.batch_get(batch.group(1), results=bool(batch.group(2)))

@@ -85,15 +85,16 @@ def test_two_versions_are_compared_item_by_item(client_for, vendor_simulator):
     assert items["compared"] == 14
 
 
-def test_the_verdict_page_shows_the_trace_to_ml_engineers_and_analysts_only(client_for, vendor_simulator):
+def test_the_verdict_page_shows_a_calibration_trace_to_ml_engineers_only(client_for, vendor_simulator):
     gold = gold_set_version_with(mixed_items(1, 1))
     version = simulated_version(name="traced")
     run_inline(gold_set_version=gold, judge_versions=[version], repeats=1)
     verdict = Verdict.objects.filter(judge_version=version).first()
     url = reverse("judges:verdict_detail", args=[verdict.pk])
-    for who, status in [("ml_engineer", 200), ("analyst", 200), ("admin", 200), ("labeller", 403), ("outsider", 403)]:
+    # An analyst reads live verdicts only (judges/tests/test_object_access.py).
+    for who, status in [("ml_engineer", 200), ("analyst", 404), ("admin", 200), ("labeller", 403), ("outsider", 403)]:
         assert client_for(who).get(url).status_code == status, who
-    page = client_for("analyst").get(url).content.decode()
+    page = client_for("ml_engineer").get(url).content.decode()
     assert "simulated" in page and "Request as sent" in page
     assert json.dumps(verdict.raw_response["id"]) in page.replace("&quot;", '"')
     assert "cache write" in page

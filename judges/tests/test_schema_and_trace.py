@@ -229,6 +229,8 @@ def test_a_catalogue_too_big_for_the_budget_gives_each_query_its_referenced_tabl
 def test_a_version_that_opts_in_sends_the_result_preview_and_its_verdict_says_so(demo_world, vendor_simulator):
     version = register_simulated_judges()[1]  # OpenAI-compatible
     version.include_result_preview = True
+    demo_world["demo"].allow_result_egress = True  # an admin's consent (test_result_egress.py)
+    demo_world["demo"].save()
     query = Query.objects.create(
         question="Orders by status?",
         sql="SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status",
@@ -238,7 +240,11 @@ def test_a_version_that_opts_in_sends_the_result_preview_and_its_verdict_says_so
     result = get_backend(version).judge(query)
     user = result.request_tail["messages"][0]["content"]
     assert "<result_preview>\n4 rows in total; the first:\nstatus | n\ncancelled |" in user
-    assert result.context["result_preview"] == {"included": True, "row_count": 4}
+    assert result.context["result_preview"] == {
+        "included": True,
+        "row_count": 4,
+        "consent": "warehouse demo allows result rows to be sent to vendors",
+    }
     many = Query.objects.create(
         question="All orders?", sql="SELECT order_id FROM orders", warehouse=demo_world["demo"], external_id="many"
     )

@@ -142,7 +142,7 @@ def test_a_base_url_off_the_allow_list_is_refused_even_for_an_admin(role_users, 
     assert judge.latest_version.config["base_url"] == "https://llm.internal.example/v1/"
 
 
-def test_the_simulator_url_is_always_allowed(settings):
+def test_the_simulator_url_is_allowed_while_the_simulator_is_enabled(settings):
     settings.JUDGE_BASE_URLS = []
     assert base_url_allowed(settings.VENDOR_SIMULATOR_URL)
     assert base_url_allowed(settings.VENDOR_SIMULATOR_URL.rstrip("/") + "/v1")

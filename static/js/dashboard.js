@@ -21,3 +21,11 @@ document.addEventListener("click", (event) => {
   });
   rows.forEach((row) => body.appendChild(row));
 });
+
+// Choosing another gold-set version opens its dashboard with the same options, less the
+// run selection (runs belong to a version).
+document.getElementById("version-select")?.addEventListener("change", (event) => {
+  const query = new URLSearchParams(window.location.search);
+  query.delete("runs");
+  window.location = event.target.value + (query.toString() ? `?${query}` : "");
+});

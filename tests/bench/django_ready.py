@@ -14,5 +14,6 @@ import django
 from config.local_state import local_state_prepare
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DJANGO_ENV", "local")  # benchmarks run here, with the vendor simulator
 local_state_prepare()
 django.setup()

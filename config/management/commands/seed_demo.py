@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
+from config.private_files import write_private_file
 from config.roles import ALL_ROLES, ensure_role_groups
 from judges import demo as judges_demo
 from labelling.demo import demo_gold_load
@@ -27,8 +28,7 @@ def demo_password() -> str:
         return from_env
     path = settings.VAR_DIR / "demo_password"
     if not path.exists():
-        path.write_text(secrets.token_urlsafe(12))
-        path.chmod(0o600)
+        write_private_file(path, secrets.token_urlsafe(12), replace=False)
     return path.read_text().strip()
 
 

@@ -1,4 +1,5 @@
-from django.core.management.base import BaseCommand
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
 
 from triage.tokens import api_token_issue
 
@@ -8,8 +9,15 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("client")
-        parser.add_argument("--scope", action="append", dest="scopes", default=None, help="ingest and/or read")
+        parser.add_argument(
+            "--scope", action="append", dest="scopes", default=None, help="ingest and/or read (at least one)"
+        )
 
     def handle(self, *args, client, scopes, **options):
-        token, plaintext = api_token_issue(client=client, scopes=scopes or ["ingest", "read"])
+        if not scopes:
+            raise CommandError("Give at least one --scope (ingest, read): a token without a scope may do nothing.")
+        try:
+            token, plaintext = api_token_issue(client=client, scopes=scopes)
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from exc
         self.stdout.write(f"{token}: {plaintext}")
