@@ -43,6 +43,7 @@ def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | N
     if query is not None:
         context["my_label"] = queue_selectors.queue_label_get_current(user=request.user, query=query)
         context["columns"] = queue_selectors.query_columns_get(query=query)
+        context["sql_problem"] = queue_selectors.sql_unreadable_reason(sql=query.sql, dialect=query.dialect)
         context["invariants_form"] = invariants_form or InvariantsForm(initial={"invariants": query.invariants or None})
     template = "labelling/queue.html#item" if request.htmx else "labelling/queue.html"
     response = render(request, template, context, status=status)
