@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
+from config.params import number_param
 from config.roles import ADMIN, LABELLER, ML_ENGINEER, has_role, role_required
 from labelling import goldset_io, selectors, services
 from labelling.agreement_report import agreement_report, disagreement_rows
@@ -81,9 +82,8 @@ def goldset_publish(request, name):
 def version_diff(request, name):
     """Show what changed between two versions of a gold set (?old=N&new=M)."""
     gold_set = get_object_or_404(GoldSet, name=name)
-    try:
-        old_number, new_number = int(request.GET["old"]), int(request.GET["new"])
-    except (KeyError, ValueError):
+    old_number, new_number = number_param(request.GET.get("old")), number_param(request.GET.get("new"))
+    if old_number is None or new_number is None:
         messages.error(request, "Pick two versions to compare.")
         return redirect("labelling:goldset_detail", name)
     old = get_object_or_404(GoldSetVersion, gold_set=gold_set, number=old_number)
@@ -97,9 +97,9 @@ def agreement_scope(request, name) -> tuple[GoldSet, GoldSetVersion | None]:
     number = request.GET.get("version")
     if not number:
         return gold_set, None
-    if not number.isdigit():
+    if number_param(number) is None:
         raise Http404("No such version.")
-    return gold_set, get_object_or_404(GoldSetVersion, gold_set=gold_set, number=int(number), is_frozen=True)
+    return gold_set, get_object_or_404(GoldSetVersion, gold_set=gold_set, number=number_param(number), is_frozen=True)
 
 
 @role_required(LABELLER, ML_ENGINEER, ADMIN)
