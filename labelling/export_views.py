@@ -3,7 +3,7 @@
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 
-from config.exports import csv_response, json_response, records_csv_response
+from config.exports import csv_response, json_records_response, json_response, records_csv_response
 from config.roles import ADMIN, LABELLER, ML_ENGINEER, role_required
 from labelling import selectors
 from labelling.agreement_report import agreement_report, agreement_rows, disagreement_rows
@@ -80,7 +80,7 @@ def version_items_export(request, name, number, fmt):
     records = selectors.version_item_record_list(version=version, filters=filters)
     stem = f"{version.gold_set.name}-v{version.number}-items"
     if fmt == "json":
-        return json_response(f"{stem}.json", list(records))
+        return json_records_response(f"{stem}.json", records)
     if fmt != "csv":
         raise Http404("Export as .json or .csv.")
 

@@ -73,7 +73,7 @@ def test_pages_hold_the_page_size(client, role_users, version, monkeypatch):
 def test_items_export_with_every_label_neutralised(client, role_users, version):
     client.force_login(role_users["labeller"])
     url = reverse("labelling:version_items_export", args=["browse", version.number, "json"])
-    records = json.loads(client.get(url).content)
+    records = json.loads(b"".join(client.get(url).streaming_content))
     b3 = next(r for r in records if r["id"] == "b3")
     assert [(label["labeller"], label["label"], label["current"]) for label in b3["labels"]] == [
         ("amy", "correct", True),
