@@ -16,8 +16,9 @@ unless Docket showed that person another label of the item first; an import with
 labeller is blind (Docket showed it nothing).
 """
 
-import itertools
 from collections.abc import Iterable
+
+from django.db.models import QuerySet
 
 from config.roles import ADMIN, ML_ENGINEER, has_role
 from labelling.models import Adjudication, GoldSet, Label, LabelReveal, Query
@@ -46,25 +47,34 @@ def revealed_query_ids(*, user, gold_set: GoldSet | None, query_ids: Iterable[in
     )
 
 
-def label_reveals_record(*, user, query_ids: Iterable[int], shown_on: str) -> int:
+def label_reveals_record(*, user, query_ids: Iterable[int] | QuerySet, shown_on: str) -> int:
     """Record that the user was shown the items' labels; return how many items were new reveals.
 
-    Only items holding a label by someone else (an import without labeller included) or an
-    adjudication count: the user's own labels reveal nothing. Only the first reveal is kept.
+    `query_ids` is a list, or a queryset of query ids (a whole version's download: read by the
+    database as a subquery). Only items holding a label by someone else (an import without
+    labeller included) or an adjudication count: the user's own labels reveal nothing. Only
+    the first reveal of an item is kept.
     """
     if not getattr(user, "is_authenticated", False):
         return 0
+    scopes = [query_ids] if isinstance(query_ids, QuerySet) else _chunks(sorted(set(query_ids)))
     recorded = 0
-    ids = iter(sorted(set(query_ids)))
-    while chunk := list(itertools.islice(ids, REVEAL_CHUNK)):
+    for scope in scopes:
         # exclude() on the nullable labeller keeps the labels without one (imports).
-        others = set(Label.objects.filter(query_id__in=chunk).exclude(labeller=user).values_list("query_id", flat=True))
-        others |= set(Adjudication.objects.filter(query_id__in=chunk).values_list("query_id", flat=True))
-        known = set(LabelReveal.objects.filter(user=user, query_id__in=others).values_list("query_id", flat=True))
-        fresh = [LabelReveal(user=user, query_id=query_id, shown_on=shown_on) for query_id in sorted(others - known)]
-        LabelReveal.objects.bulk_create(fresh, ignore_conflicts=True)  # a concurrent page may record one too
+        shown = set(Label.objects.filter(query_id__in=scope).exclude(labeller=user).values_list("query_id", flat=True))
+        shown |= set(Adjudication.objects.filter(query_id__in=scope).values_list("query_id", flat=True))
+        if not shown:
+            continue
+        known = set(LabelReveal.objects.filter(user=user, query_id__in=scope).values_list("query_id", flat=True))
+        fresh = [LabelReveal(user=user, query_id=query_id, shown_on=shown_on) for query_id in sorted(shown - known)]
+        # ignore_conflicts: a page shown at the same moment may record one of them too.
+        LabelReveal.objects.bulk_create(fresh, batch_size=REVEAL_CHUNK, ignore_conflicts=True)
         recorded += len(fresh)
     return recorded
+
+
+def _chunks(ids: list[int]) -> list[list[int]]:
+    return [ids[start : start + REVEAL_CHUNK] for start in range(0, len(ids), REVEAL_CHUNK)]
 
 
 def other_labels_for_labeller(*, user, query: Query) -> list[Label] | None:

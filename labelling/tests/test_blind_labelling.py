@@ -178,6 +178,11 @@ def test_every_page_and_download_that_shows_labels_records_its_reveals_for_the_v
         double["second"].pk,
     }
     assert LabelReveal.objects.filter(user=admin).count() == 2  # the first reveal of each item only
+    filtered = client.get(
+        reverse("labelling:version_items_export", args=["double", double["version"].number, "json"]),
+        {"disagreement": "yes", "labeller": OTHER},
+    )
+    assert [record["id"] for record in json.loads(b"".join(filtered.streaming_content))] == []
     # An admin labels in the queue too: having been shown the others, their label is not blind.
     label_on_page(client, double["first"])
     assert not Label.objects.get(labeller=admin, query=double["first"]).blind
