@@ -264,3 +264,24 @@ def test_an_imported_label_is_blind_unless_its_labeller_had_been_shown_the_item(
 
 def test_a_new_gold_set_is_blind_by_default():
     assert GoldSet.objects.create(name="fresh").reveal_labels_after_labelling is False
+
+
+def test_an_admin_allows_the_reveal_in_the_django_admin_and_an_ml_engineer_cannot(client, role_users):
+    gold_set = factories.gold_set(name="set-by-admin")
+    url = reverse("admin:labelling_goldset_change", args=[gold_set.pk])
+    for who in ("admin", "ml_engineer"):
+        role_users[who].is_staff = True
+        role_users[who].save(update_fields=["is_staff"])
+    client.force_login(role_users["ml_engineer"])
+    assert (
+        client.post(
+            url, {"name": gold_set.name, "overlap_share": "0.2", "reveal_labels_after_labelling": "on"}
+        ).status_code
+        == 403
+    )
+    client.force_login(role_users["admin"])
+    assert 'name="reveal_labels_after_labelling"' in client.get(url).content.decode()
+    response = client.post(url, {"name": gold_set.name, "overlap_share": "0.2", "reveal_labels_after_labelling": "on"})
+    assert response.status_code == 302
+    gold_set.refresh_from_db()
+    assert gold_set.reveal_labels_after_labelling
