@@ -5,6 +5,9 @@ as a formula (CSV injection). As the OWASP "CSV Injection" page recommends, ever
 text cell is prefixed with a single quote, and every text cell is quoted; numbers stay
 numbers. Docket's own CSV importers drop that quote again (`unneutralise_cell`), so an
 export imports back unchanged.
+
+Every download is streamed (a StreamingHttpResponse) and holds every row: the records come
+from iterators the callers read from the database in chunks, never from a page's slice.
 """
 
 import csv
@@ -13,9 +16,11 @@ import math
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# The JSON encoder yields tokens of a few bytes; the stream sends them in pieces of this size.
+JSON_PIECE_CHARS = 64 * 1024
 NEUTRALISER = "'"
 
 
@@ -85,12 +90,44 @@ def records_csv_response(filename: str, columns: Sequence[str], records: Iterabl
     return csv_response(filename, columns, rows)
 
 
-def json_response(filename: str, payload) -> HttpResponse:
-    """Return a JSON download (NaN and infinities become null, as in the JSON reports)."""
-    body = json.dumps(_finite(payload), indent=2, ensure_ascii=False, default=str)
-    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+def json_response(filename: str, payload) -> StreamingHttpResponse:
+    """Stream a JSON download of a dict or list (NaN and infinities become null, as in the JSON reports)."""
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False, default=str)
+    return _json_download(filename, _pieces(encoder.iterencode(_finite(payload))))
+
+
+def json_records_response(filename: str, records: Iterable[dict]) -> StreamingHttpResponse:
+    """Stream a JSON array of records, one record a line, reading `records` as it goes (for long tables)."""
+    return _json_download(filename, _pieces(json_array_lines(records)))
+
+
+def json_array_lines(records: Iterable) -> Iterator[str]:
+    """Yield a JSON array a record at a time: `[`, each record on its own line, `]`."""
+    separator = "\n"
+    yield "["
+    for record in records:
+        yield separator + json.dumps(_finite(record), ensure_ascii=False, default=str)
+        separator = ",\n"
+    yield "\n]\n"
+
+
+def _json_download(filename: str, chunks: Iterator[str]) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(chunks, content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
+
+
+def _pieces(chunks: Iterable[str]) -> Iterator[str]:
+    """Join small chunks into pieces of about JSON_PIECE_CHARS, so the stream is not a write per token."""
+    buffered, size = [], 0
+    for chunk in chunks:
+        buffered.append(chunk)
+        size += len(chunk)
+        if size >= JSON_PIECE_CHARS:
+            yield "".join(buffered)
+            buffered, size = [], 0
+    if buffered:
+        yield "".join(buffered)
 
 
 def _flat(value):

@@ -6,7 +6,9 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from config.params import number_param
 from config.roles import ANALYST, ML_ENGINEER, check_role, has_role, role_required
+from config.views import bad_request_page
 from judges import selectors, services
 from judges.forms import JudgeCloneForm, JudgeCreateForm, JudgeVersionForm, RunResumeForm, RunStartForm
 from judges.models import CalibrationRun, Judge, JudgeVersion, Verdict
@@ -140,6 +142,9 @@ def judge_compare(request, pk):
     """Compare two versions of a judge: their settings, and item by item on a gold-set version."""
     judge = _get_judge_for_user(request, pk)
     versions = list(judge.versions.all())
+    for side in ("left", "right"):
+        if request.GET.get(side) and number_param(request.GET[side]) is None:
+            return bad_request_page(request, f"{side}={request.GET[side]!r} is not a version number (1, 2, …).")
     left_number = request.GET.get("left") or (versions[1].number if len(versions) > 1 else versions[0].number)
     right_number = request.GET.get("right") or versions[0].number
     left = get_object_or_404(JudgeVersion, judge=judge, number=left_number)

@@ -1,12 +1,13 @@
 from django.contrib import admin
 
 from config.admin_readonly import ReadOnlyAdmin
-from labelling.models import Adjudication, GoldSet, GoldSetVersion, GoldSetVersionItem, Label, Query
+from labelling.models import Adjudication, GoldSet, GoldSetVersion, GoldSetVersionItem, Label, LabelReveal, Query
 
 
 @admin.register(GoldSet)
 class GoldSetAdmin(admin.ModelAdmin):
-    list_display = ["name", "overlap_share", "created_at"]
+    # reveal_labels_after_labelling is set here, by admins: blind double labelling is the default.
+    list_display = ["name", "overlap_share", "reveal_labels_after_labelling", "created_at"]
 
 
 @admin.register(Query)
@@ -18,8 +19,14 @@ class QueryAdmin(admin.ModelAdmin):
 
 @admin.register(Label)
 class LabelAdmin(ReadOnlyAdmin):
-    list_display = ["query", "labeller", "decision", "error_class", "source", "is_current", "created_at"]
-    list_filter = ["decision", "source", "is_current"]
+    list_display = ["query", "labeller", "decision", "error_class", "source", "is_current", "blind", "created_at"]
+    list_filter = ["decision", "source", "is_current", "blind"]
+
+
+@admin.register(LabelReveal)
+class LabelRevealAdmin(ReadOnlyAdmin):
+    list_display = ["query", "user", "shown_on", "revealed_at"]
+    list_filter = ["shown_on"]
 
 
 @admin.register(Adjudication)

@@ -14,6 +14,11 @@ the agreement page and of its CSV/JSON downloads, so all of them show the same n
 - `confusion`: for every pair, the labeller × labeller table of decisions.
 
 A figure resting on fewer than LOW_SUPPORT ratings (items, for a pair) is marked `low_support`.
+
+Every figure rests on labels given blind (`labelling.blind`): `blind_labels` is how many
+ratings were counted, `not_blind_excluded` how many current labels were left out because
+their labeller had been shown the others first. `disagreement_rows`, which is for
+adjudication, lists every current label, blind or not.
 """
 
 import itertools
@@ -64,6 +69,9 @@ def agreement_report(*, gold_set: GoldSet, version: GoldSetVersion | None = None
         "version": version.number if version else None,
         "items": len(per_item),
         "ratings": ratings,
+        "blind_only": True,
+        "blind_labels": ratings,
+        "not_blind_excluded": table.not_blind,
         "raters": table.raters,
         "low_support_below": LOW_SUPPORT,
         "krippendorff_alpha": _alpha(decisions, decision_categories) if per_item else None,
@@ -132,6 +140,8 @@ def agreement_rows(report: dict) -> tuple[list[str], list[list]]:
     """Flatten a report into one row per figure (for CSV): figure, a, b, error class, n, value."""
     header = ["figure", "a", "b", "error_class", "n", "value"]
     rows = [
+        ["blind_labels", "", "", "", report["blind_labels"], report["blind_labels"]],
+        ["not_blind_excluded", "", "", "", report["not_blind_excluded"], report["not_blind_excluded"]],
         ["krippendorff_alpha", "", "", "", report["ratings"], report["krippendorff_alpha"]],
         ["krippendorff_alpha_with_class", "", "", "", report["ratings"], report["krippendorff_alpha_with_class"]],
         ["fleiss_kappa", "", "", "", report["fleiss_items"] * report["fleiss_raters"], report["fleiss_kappa"]],
@@ -160,8 +170,8 @@ def agreement_rows(report: dict) -> tuple[list[str], list[list]]:
 
 
 def disagreement_rows(*, gold_set: GoldSet, version: GoldSetVersion | None = None) -> list[dict]:
-    """Return the items whose labellers disagree, with their ratings and latest adjudication."""
-    table = rating_table_get(gold_set=gold_set, version=version)
+    """Return the items whose labellers disagree (every current label, blind or not), with their latest adjudication."""
+    table = rating_table_get(gold_set=gold_set, version=version, blind_only=False)
     ids = disagreement_list(table=table)
     queries = Query.objects.in_bulk(ids)
     latest: dict[int, Adjudication] = {}

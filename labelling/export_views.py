@@ -1,27 +1,35 @@
-"""Downloads of the labelling app: versions, agreement figures, disagreements, browsed items."""
+"""Downloads of the labelling app: versions, agreement figures, disagreements, browsed items.
+
+Every download here shows labels (final labels are made of them), so each is for ML
+engineers and admins only; a labeller gets 403 (`labelling.blind`). A download that shows
+items' labels records the reveal for whoever downloads it.
+"""
 
 from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 
-from config.exports import csv_response, json_response, records_csv_response
-from config.roles import ADMIN, LABELLER, ML_ENGINEER, role_required
+from config.exports import csv_response, json_records_response, json_response, records_csv_response
+from config.roles import ADMIN, ML_ENGINEER, role_required
 from labelling import selectors
 from labelling.agreement_report import agreement_report, agreement_rows, disagreement_rows
+from labelling.blind import label_reveals_record
 from labelling.forms import BrowseForm
 from labelling.goldset_io import goldset_export_lines
-from labelling.models import GoldSetVersion
+from labelling.models import GoldSetVersion, GoldSetVersionItem
 from labelling.views import agreement_scope, frozen_version
 
 ITEM_COLUMNS = ["id", "question", "sql", "label", "error_class"]
 LABEL_COLUMNS = ["labeller", "labeller_label", "labeller_error_class", "label_source", "current", "labelled_at"]
 
 
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@role_required(ML_ENGINEER, ADMIN)
 def version_export(request, pk, fmt):
     """Download a version as JSONL or CSV, streamed."""
     if fmt not in ("jsonl", "csv"):
         raise Http404("Export as .jsonl or .csv.")
     version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=pk, is_frozen=True)
+    items = GoldSetVersionItem.objects.filter(version=version).values_list("query_id", flat=True)
+    label_reveals_record(user=request.user, query_ids=items, shown_on="version_export")
     content_type = "application/x-ndjson" if fmt == "jsonl" else "text/csv"
     response = StreamingHttpResponse(
         goldset_export_lines(version=version, fmt=fmt), content_type=f"{content_type}; charset=utf-8"
@@ -31,7 +39,7 @@ def version_export(request, pk, fmt):
     return response
 
 
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@role_required(ML_ENGINEER, ADMIN)
 def agreement_export(request, name, fmt):
     """Download the agreement figures (the same dict as `agreement_report --format json`)."""
     gold_set, version = agreement_scope(request, name)
@@ -44,10 +52,12 @@ def agreement_export(request, name, fmt):
     raise Http404("Export as .json or .csv.")
 
 
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@role_required(ML_ENGINEER, ADMIN)
 def disagreements_export(request, name, fmt):
     """Download the items whose labellers disagree, with their labels and adjudication."""
     gold_set, version = agreement_scope(request, name)
+    rows = disagreement_rows(gold_set=gold_set, version=version)
+    label_reveals_record(user=request.user, query_ids=[row["query"].pk for row in rows], shown_on="disagreements")
     records = [
         {
             "id": row["query"].external_id,
@@ -60,7 +70,7 @@ def disagreements_export(request, name, fmt):
             ),
             "adjudication_reason": row["adjudication"].reason if row["adjudication"] else None,
         }
-        for row in disagreement_rows(gold_set=gold_set, version=version)
+        for row in rows
     ]
     stem = f"{gold_set.name}-disagreements"
     if fmt == "json":
@@ -71,16 +81,18 @@ def disagreements_export(request, name, fmt):
     raise Http404("Export as .json or .csv.")
 
 
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@role_required(ML_ENGINEER, ADMIN)
 def version_items_export(request, name, number, fmt):
     """Download the (filtered) items of a version with every label: JSON nested, CSV a row per label."""
     version = frozen_version(name, number)
     form = BrowseForm(request.GET or None)
     filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
+    shown = selectors.version_item_list(version=version, filters=filters).values_list("query_id", flat=True)
+    label_reveals_record(user=request.user, query_ids=shown, shown_on="items_export")
     records = selectors.version_item_record_list(version=version, filters=filters)
     stem = f"{version.gold_set.name}-v{version.number}-items"
     if fmt == "json":
-        return json_response(f"{stem}.json", list(records))
+        return json_records_response(f"{stem}.json", records)
     if fmt != "csv":
         raise Http404("Export as .json or .csv.")
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from django.db.models import F
 from django.utils import timezone
 
+from labelling.blind import revealed_pairs_get
 from labelling.bulk import db_value, insert_rows
 from labelling.goldset_records import GoldImportError, Row
 from labelling.models import GoldSet, Label, LabelSource, Query, QuerySource
@@ -35,7 +36,7 @@ QUERY_FIELDS = [
     "overlap_key",
     "wants_second_label",
 ]
-LABEL_FIELDS = ["query", "labeller", "decision", "error_class", "note", "source", "is_current", "created_at"]
+LABEL_FIELDS = ["query", "labeller", "decision", "error_class", "note", "source", "is_current", "blind", "created_at"]
 
 
 @dataclass
@@ -213,6 +214,11 @@ class BatchWriter:
                 current[(query_id, labeller_id)] = (label_id, (decision, error_class))
         superseded, new_labels, new_slots = [], {}, {}
         created_at = db_value(Label, "created_at", self.now)
+        # The rule of every label (labelling.blind): not blind if Docket showed that labeller
+        # another label of the item before; a label without a labeller is blind.
+        revealed = revealed_pairs_get(
+            pairs={(row.labeller_id, query_ids[row.external_id]) for row in rows if row.labeller_id is not None}
+        )
         for row in rows:
             slot = (query_ids[row.external_id], row.labeller_id)
             if slot in new_labels:
@@ -235,6 +241,7 @@ class BatchWriter:
                 "",
                 LabelSource.IMPORT.value,
                 True,
+                (row.labeller_id, slot[0]) not in revealed,
                 created_at,
             )
         if superseded:

@@ -59,6 +59,12 @@ class GoldSet(models.Model):
     description = models.TextField(blank=True)
     # Share of items that get a second labeller, for agreement measurement.
     overlap_share = models.FloatField(default=0.2)
+    # Double labelling is blind: a labeller sees the other labels of an item (and who gave
+    # them) only after labelling it, and only where an admin allows it here.
+    reveal_labels_after_labelling = models.BooleanField(
+        default=False,
+        help_text="Show a labeller the other labels of an item (with their labellers) once they have labelled it.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -162,6 +168,9 @@ class Label(models.Model):
     note = models.TextField(blank=True)
     source = models.CharField(max_length=16, choices=LabelSource.choices, default=LabelSource.MANUAL)
     is_current = models.BooleanField(default=True)
+    # Given before Docket showed its labeller anyone else's label of this query (no
+    # LabelReveal); agreement counts only these. db_default: the importer inserts by raw SQL.
+    blind = models.BooleanField(default=True, db_default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -188,6 +197,28 @@ class Label(models.Model):
 
     def __str__(self):
         return f"{self.query_id} {self.decision} {self.error_class}".strip()
+
+
+class LabelReveal(models.Model):
+    """The first time Docket showed a user someone else's label of a query (a page or a download).
+
+    Their labels of that query from then on are not blind (`Label.blind`).
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="label_reveals")
+    query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="reveals")
+    shown_on = models.CharField(max_length=32)  # the page or download that showed them
+    revealed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["revealed_at", "id"]
+        constraints = [
+            # Only the first reveal matters: later ones change nothing, so they are not stored.
+            models.UniqueConstraint(fields=["user", "query"], name="labelling_labelreveal_first_per_user_query"),
+        ]
+
+    def __str__(self):
+        return f"{self.query_id} shown to {self.user_id} on {self.shown_on}"
 
 
 class FrozenVersionQuerySet(models.QuerySet):

@@ -2,7 +2,8 @@
 
 Loading is here (two queries); the agreement itself is `labelling.agreement.cohen_kappa`,
 the product's one kappa. A label counts as done when its labeller made it (imports and
-labels without a labeller are not anyone's work); agreement compares current labels.
+labels without a labeller are not anyone's work); agreement compares current labels given
+blind (`labelling.blind`).
 """
 
 from __future__ import annotations
@@ -71,9 +72,10 @@ def labeller_progress_list(*, now: datetime.datetime | None = None) -> list[dict
         .order_by("username")
     )
     ratings: dict[int, dict[str, str]] = {}
-    rows = Label.objects.filter(is_current=True, labeller__isnull=False, query__label_count__gte=2).values_list(
-        "query_id", "labeller__username", "decision"
-    )
+    # Agreement rests on labels given blind, as on the agreement page (labelling.blind).
+    rows = Label.objects.filter(
+        is_current=True, blind=True, labeller__isnull=False, query__label_count__gte=2
+    ).values_list("query_id", "labeller__username", "decision")
     for query_id, username, decision in rows.iterator(chunk_size=5000):
         ratings.setdefault(query_id, {})[username] = decision
     return [

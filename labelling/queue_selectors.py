@@ -1,13 +1,11 @@
 """Reads of the labeller's queue: the next item, the labeller's history, progress, the SQL's columns."""
 
-import sqlglot
 from django.db.models import Q
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
 
 from labelling.models import GoldSet, Label, Query, QuerySource
 from labelling.queue_orders import queue_order_first, queue_order_get
-from probes.fingerprint import sqlglot_dialect
+from probes.guard import parse_sql
 from probes.models import Catalogue
 
 
@@ -132,10 +130,14 @@ def queue_progress_get(*, user, gold_set: GoldSet) -> dict:
 
 
 def sql_tables_list(*, sql: str, dialect: str = "sqlite") -> list[str]:
-    """Return the base tables a SQL text reads (CTE names excluded), in order of appearance."""
-    try:
-        tree = sqlglot.parse_one(sql, read=sqlglot_dialect(dialect))
-    except SqlglotError:
+    """Return the base tables a SQL text reads (CTE names excluded), in order of appearance.
+
+    The tree is the guard's shared parse, which bounds size and nesting: a text nested too
+    deeply for the parser (a RecursionError) or too large reads as no tables, and
+    `sql_unreadable_reason` says why.
+    """
+    tree = parse_sql(sql, dialect).tree
+    if tree is None:
         return []
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     names: list[str] = []
@@ -144,6 +146,14 @@ def sql_tables_list(*, sql: str, dialect: str = "sqlite") -> list[str]:
         if name and name.lower() not in ctes and name not in names:
             names.append(name)
     return names
+
+
+def sql_unreadable_reason(*, sql: str, dialect: str = "sqlite") -> str:
+    """Return why the SQL cannot be read as one statement (nested too deeply, too large, not SQL), or ""."""
+    parsed = parse_sql(sql, dialect)
+    if parsed.tree is not None:
+        return ""
+    return parsed.syntax_error or parsed.verdict.reason or "not one SQL statement"
 
 
 def query_columns_get(*, query: Query) -> dict[str, list[dict]] | None:

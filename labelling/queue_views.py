@@ -8,6 +8,7 @@ from django.views.decorators.http import require_POST
 
 from config.roles import ADMIN, LABELLER, ML_ENGINEER, role_required
 from labelling import queue_selectors, services
+from labelling.blind import other_labels_for_labeller
 from labelling.forms import InvariantsForm, LabelForm
 from labelling.models import ErrorClass, GoldSet, Query, QuerySource
 from labelling.preview import preview_query_for, query_preview
@@ -42,7 +43,10 @@ def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | N
     }
     if query is not None:
         context["my_label"] = queue_selectors.queue_label_get_current(user=request.user, query=query)
+        # Blind double labelling: the others' labels only after one's own, where the gold set allows.
+        context["other_labels"] = other_labels_for_labeller(user=request.user, query=query)
         context["columns"] = queue_selectors.query_columns_get(query=query)
+        context["sql_problem"] = queue_selectors.sql_unreadable_reason(sql=query.sql, dialect=query.dialect)
         context["invariants_form"] = invariants_form or InvariantsForm(initial={"invariants": query.invariants or None})
     template = "labelling/queue.html#item" if request.htmx else "labelling/queue.html"
     response = render(request, template, context, status=status)

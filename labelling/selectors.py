@@ -15,7 +15,6 @@ from labelling.models import (
     GoldSetVersionItem,
     Label,
     LabelDecision,
-    Query,
     ResolutionPolicy,
 )
 
@@ -126,34 +125,36 @@ class RatingTable:
 
     ratings: dict[int, dict[str, str]] = field(default_factory=dict)
     raters: list[str] = field(default_factory=list)
+    # Current labels of multiply-labelled items left out because they were not given blind.
+    not_blind: int = 0
 
 
-def rating_table_get(*, gold_set: GoldSet, version: GoldSetVersion | None = None) -> RatingTable:
+def rating_table_get(
+    *, gold_set: GoldSet, version: GoldSetVersion | None = None, blind_only: bool = True
+) -> RatingTable:
     """Load every multiply-rated item's current labels; an import without labeller is one rater.
 
-    With `version`, only the items of that version and the items it left out count.
+    With `version`, only the items of that version and the items it left out count. Agreement
+    rests on labels given blind (`labelling.blind`): by default a label given after its
+    labeller was shown the others is left out and counted in `not_blind`.
     """
     labels = Label.objects.filter(query__gold_set=gold_set, is_current=True, query__label_count__gte=2)
     if version is not None:
-        labels = labels.filter(query_id__in=version_query_id_list(version=version))
+        # A subquery, not a list of ids: a version of 70,000 items would pass PostgreSQL's 65,535 parameters.
+        items = GoldSetVersionItem.objects.filter(version=version).values("query_id")
+        left_out = [entry["id"] for entry in version.left_out or []]
+        labels = labels.filter(Q(query_id__in=items) | Q(query__external_id__in=left_out))
     by_query: dict[int, dict[str, str]] = {}
-    rows = labels.values_list("query_id", "labeller__username", "decision", "error_class").iterator(chunk_size=5000)
-    for query_id, username, decision, error_class in rows:
+    not_blind = 0
+    rows = labels.values_list("query_id", "labeller__username", "decision", "error_class", "blind")
+    for query_id, username, decision, error_class, blind in rows.iterator(chunk_size=5000):
+        if blind_only and not blind:
+            not_blind += 1
+            continue
         by_query.setdefault(query_id, {})[username or IMPORT_RATER] = _rating_category(decision, error_class)
     ratings = {q: r for q, r in by_query.items() if len(r) >= 2}
     raters = sorted({rater for r in ratings.values() for rater in r})
-    return RatingTable(ratings=ratings, raters=raters)
-
-
-def version_query_id_list(*, version: GoldSetVersion) -> list[int]:
-    """Return the ids of a version's items and of the items it left out."""
-    ids = set(GoldSetVersionItem.objects.filter(version=version).values_list("query_id", flat=True))
-    left_out = [entry["id"] for entry in version.left_out or []]
-    if left_out:
-        ids |= set(
-            Query.objects.filter(gold_set_id=version.gold_set_id, external_id__in=left_out).values_list("id", flat=True)
-        )
-    return sorted(ids)
+    return RatingTable(ratings=ratings, raters=raters, not_blind=not_blind)
 
 
 def disagreement_list(*, table: RatingTable) -> list[int]:
@@ -257,6 +258,12 @@ def item_details_get(*, query_ids: list[int]) -> dict[int, dict]:
     ):
         details[adjudication.query_id]["adjudications"].append(adjudication)
     return details
+
+
+def own_labels_get(*, user, query_ids: list[int]) -> dict[int, Label]:
+    """Return {query id: the user's current label} among the items."""
+    labels = Label.objects.filter(labeller=user, is_current=True, query_id__in=query_ids)
+    return {label.query_id: label for label in labels}
 
 
 def version_item_record_list(*, version: GoldSetVersion, filters: BrowseFilters, chunk: int = 1000) -> Iterator[dict]:

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F, Max
 
+from labelling.blind import label_given_blind
 from labelling.bulk import insert_rows
 from labelling.models import (
     UNCLASSIFIED,
@@ -112,7 +113,11 @@ def label_create(
     note: str = "",
     source: str = LabelSource.MANUAL,
 ) -> Label:
-    """Record a label; it supersedes the labeller's current one, which stays as history."""
+    """Record a label; it supersedes the labeller's current one, which stays as history.
+
+    The label is blind unless Docket showed the labeller someone else's label of the query
+    before (`labelling.blind`); agreement counts blind labels only.
+    """
     error_class = error_class or ""
     decision_validate(decision=decision, error_class=error_class)
     previous = None
@@ -129,6 +134,7 @@ def label_create(
         note=note,
         source=source,
         is_current=True,
+        blind=label_given_blind(query=query, labeller=labeller),
     )
     if previous is None:
         Query.objects.filter(pk=query.pk).update(label_count=F("label_count") + 1)

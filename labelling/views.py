@@ -13,10 +13,12 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
+from config.params import number_param
 from config.roles import ADMIN, LABELLER, ML_ENGINEER, has_role, role_required
 from labelling import goldset_io, selectors, services
 from labelling.agreement_report import agreement_report, disagreement_rows
 from labelling.audit import audit_at_publish, audit_summary
+from labelling.blind import label_reveals_record, revealed_query_ids, sees_every_label
 from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, PublishForm
 from labelling.goldset_records import GoldImportError
 from labelling.models import GoldSet, GoldSetVersion, Query, QuerySource
@@ -77,18 +79,19 @@ def goldset_publish(request, name):
     return redirect("labelling:version_browse", name, version.number)
 
 
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@role_required(ML_ENGINEER, ADMIN)
 def version_diff(request, name):
-    """Show what changed between two versions of a gold set (?old=N&new=M)."""
+    """Show what changed between two versions of a gold set (?old=N&new=M): final labels, so not for labellers."""
     gold_set = get_object_or_404(GoldSet, name=name)
-    try:
-        old_number, new_number = int(request.GET["old"]), int(request.GET["new"])
-    except (KeyError, ValueError):
+    old_number, new_number = number_param(request.GET.get("old")), number_param(request.GET.get("new"))
+    if old_number is None or new_number is None:
         messages.error(request, "Pick two versions to compare.")
         return redirect("labelling:goldset_detail", name)
     old = get_object_or_404(GoldSetVersion, gold_set=gold_set, number=old_number)
     new = get_object_or_404(GoldSetVersion, gold_set=gold_set, number=new_number)
     diff = selectors.version_diff(old=old, new=new)
+    shown = [row["query_id"] for rows in (diff.added, diff.removed, diff.changed) for row in rows]
+    label_reveals_record(user=request.user, query_ids=shown, shown_on="version_diff")
     return render(request, "labelling/version_diff.html", {"gold_set": gold_set, "old": old, "new": new, "diff": diff})
 
 
@@ -97,21 +100,27 @@ def agreement_scope(request, name) -> tuple[GoldSet, GoldSetVersion | None]:
     number = request.GET.get("version")
     if not number:
         return gold_set, None
-    if not number.isdigit():
+    if number_param(number) is None:
         raise Http404("No such version.")
-    return gold_set, get_object_or_404(GoldSetVersion, gold_set=gold_set, number=int(number), is_frozen=True)
+    return gold_set, get_object_or_404(GoldSetVersion, gold_set=gold_set, number=number_param(number), is_frozen=True)
 
 
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@role_required(ML_ENGINEER, ADMIN)
 def agreement(request, name):
-    """Show agreement per labeller pair, over all raters and per error class, and the items that disagree."""
+    """Show agreement per labeller pair, over all raters and per error class, and the items that disagree.
+
+    For ML engineers and admins (the adjudicators): a labeller would see the others' labels
+    before giving their own (`labelling.blind`).
+    """
     gold_set, version = agreement_scope(request, name)
     report = agreement_report(gold_set=gold_set, version=version)
+    disagreements = disagreement_rows(gold_set=gold_set, version=version)
+    label_reveals_record(user=request.user, query_ids=[row["query"].pk for row in disagreements], shown_on="agreement")
     context = {
         "gold_set": gold_set,
         "version": version,
         "report": report,
-        "disagreements": disagreement_rows(gold_set=gold_set, version=version),
+        "disagreements": disagreements,
         "can_adjudicate": has_role(request.user, ML_ENGINEER, ADMIN),
         "form": AdjudicationForm(),
         "versions": gold_set.versions.filter(is_frozen=True).order_by("-number"),
@@ -133,21 +142,44 @@ def frozen_version(name: str, number: int) -> GoldSetVersion:
 
 @role_required(LABELLER, ML_ENGINEER, ADMIN)
 def version_browse(request, name, number):
-    """List a version's items with search, filters and pages; each with its labels, adjudication and history."""
+    """List a version's items with search, filters and pages; each with its labels, adjudication and history.
+
+    Blind for labellers (`labelling.blind`): an item's final label, labels, adjudication and
+    history show only where they may see them (after labelling it, if the gold set allows);
+    elsewhere only their own label. Every filter but the text search reads the labels, so a
+    labeller searches only.
+    """
     version = frozen_version(name, number)
+    sees_all = sees_every_label(request.user)
     form = BrowseForm(request.GET or None)
     filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
+    if not sees_all:
+        filters = selectors.BrowseFilters(search=filters.search)
     page = Paginator(selectors.version_item_list(version=version, filters=filters), BROWSE_PAGE_SIZE).get_page(
         request.GET.get("page")
     )
-    details = selectors.item_details_get(query_ids=[item.query_id for item in page])
-    rows = [{"item": item, **details[item.query_id]} for item in page]
+    ids = [item.query_id for item in page]
+    revealed = revealed_query_ids(user=request.user, gold_set=version.gold_set, query_ids=ids)
+    details = selectors.item_details_get(query_ids=sorted(revealed))
+    label_reveals_record(user=request.user, query_ids=revealed, shown_on="version")
+    own = selectors.own_labels_get(user=request.user, query_ids=ids)
+    rows = [
+        {
+            "item": item,
+            "revealed": item.query_id in revealed,
+            "mine": own.get(item.query_id),
+            **details.get(item.query_id, {}),
+        }
+        for item in page
+    ]
     context = {
         "version": version,
         "gold_set": version.gold_set,
         "form": form,
         "page": page,
         "rows": rows,
+        "sees_all": sees_all,
+        "agreement": agreement_report(gold_set=version.gold_set, version=version) if sees_all else None,
         "filter_query": urlencode(filters.as_query()),
     }
     return render(request, "labelling/version_browse.html", context)

@@ -4,7 +4,7 @@ from django.contrib import admin
 
 from config.roles import ADMIN, has_role
 from probes.models import Catalogue, ProbeRun, Warehouse
-from probes.warehouses import WarehouseUnavailable, dsn_env_var, warehouse_dsn
+from probes.warehouses import WarehousesFileInvalid, WarehouseUnavailable, dsn_env_var, warehouse_dsn
 
 
 @admin.register(Warehouse)
@@ -34,6 +34,8 @@ class WarehouseAdmin(admin.ModelAdmin):
             return f"environment ({dsn_env_var(obj.name)})"
         try:
             warehouse_dsn(obj)
+        except WarehousesFileInvalid as exc:
+            return f"unreadable warehouses file: {exc}"
         except WarehouseUnavailable:
             return f"missing: set {dsn_env_var(obj.name)} or add {obj.name!r} to the warehouses file"
         return "warehouses file"

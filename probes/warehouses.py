@@ -30,18 +30,36 @@ def dsn_env_var(name: str) -> str:
     return "WAREHOUSE_" + name.upper().replace("-", "_") + "_URL"
 
 
+class WarehousesFileInvalid(WarehouseUnavailable, ImproperlyConfigured):
+    """The secrets file cannot be read as a JSON object: every warehouse it should name is unavailable.
+
+    A WarehouseUnavailable, so every run and preview reports it as a transport error on the
+    page (and a fault, never a verdict) instead of failing the request; the message names
+    the file and the position, never its contents.
+    """
+
+
+def _secrets_file_entries(path: Path) -> dict:
+    """Read the secrets file as {name: DSN} (an empty file holds none); raise WarehousesFileInvalid if unreadable."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+        entries = json.loads(text) if text.strip() else {}
+    except UnicodeDecodeError as exc:
+        raise WarehousesFileInvalid(f"{path} is not UTF-8 text (byte {exc.start}).") from exc
+    except json.JSONDecodeError as exc:
+        raise WarehousesFileInvalid(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}).") from exc
+    except OSError as exc:
+        raise WarehousesFileInvalid(f"{path} cannot be read ({exc.strerror or type(exc).__name__}).") from exc
+    if not isinstance(entries, dict):
+        raise WarehousesFileInvalid(f"{path} must hold a JSON object mapping warehouse names to DSNs.")
+    return entries
+
+
 def _dsn_from_file(name: str) -> str | None:
     path = Path(settings.WAREHOUSES_FILE)
     if not path.exists():
         return None
-    try:
-        entries = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        # The message names the file and position, never its contents.
-        raise ImproperlyConfigured(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}).") from exc
-    if not isinstance(entries, dict):
-        raise ImproperlyConfigured(f"{path} must hold a JSON object mapping warehouse names to DSNs.")
-    value = entries.get(name)
+    value = _secrets_file_entries(path).get(name)
     return value if isinstance(value, str) and value else None
 
 
@@ -59,7 +77,7 @@ def warehouse_dsn(warehouse: Warehouse | str) -> str:
 def write_dsn_to_secrets_file(name: str, dsn: str) -> None:
     """Add or replace one entry of the secrets file, which is only ever readable by its owner."""
     path = Path(settings.WAREHOUSES_FILE)
-    entries = json.loads(path.read_text()) if path.exists() and path.read_text().strip() else {}
+    entries = _secrets_file_entries(path) if path.exists() else {}
     entries[name] = dsn
     write_secrets_file(path, entries)
 

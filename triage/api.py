@@ -105,11 +105,16 @@ class ApiTokenAuthentication(BaseAuthentication):
 
     def authenticate(self, request):
         parts = get_authorization_header(request).split()
-        if not parts or parts[0].decode().lower() not in ("bearer", "token"):
+        if not parts:
+            return None
+        if not all(part.isascii() for part in parts):
+            # Tokens are ASCII; bytes that are not (latin-1 from a proxy, say) can name none.
+            raise AuthenticationFailed("Authorization header must be ASCII: 'Bearer <token>'.")
+        if parts[0].decode().lower() not in ("bearer", "token"):
             return None
         if len(parts) != 2:
             raise AuthenticationFailed("Authorization header must be 'Bearer <token>'.")
-        token = api_token_authenticate(plaintext=parts[1].decode(errors="replace"))
+        token = api_token_authenticate(plaintext=parts[1].decode())
         if token is None:
             raise AuthenticationFailed("Invalid or revoked token.")
         return TokenClient(token), token

@@ -1,8 +1,14 @@
-"""CSV and JSON downloads of the triage queue and the resolved items, as their pages list them."""
+"""CSV and JSON downloads of the triage queue and the resolved items: every item, streamed.
+
+The pages show a page (the queue) or the latest 200 (resolved); a download holds them all,
+in the same order, read from the database in chunks as the response is sent.
+"""
+
+from collections.abc import Iterable
 
 from django.http import Http404
 
-from config.exports import json_response, records_csv_response
+from config.exports import json_records_response, records_csv_response
 from config.roles import ANALYST, role_required
 from triage import selectors
 
@@ -43,9 +49,9 @@ def _common(item) -> dict:
     }
 
 
-def _respond(stem: str, fmt: str, columns: list[str], records: list[dict]):
+def _respond(stem: str, fmt: str, columns: list[str], records: Iterable[dict]):
     if fmt == "json":
-        return json_response(f"{stem}.json", records)
+        return json_records_response(f"{stem}.json", records)
     if fmt == "csv":
         return records_csv_response(f"{stem}.csv", columns, records)
     raise Http404("Export as .csv or .json.")
@@ -53,9 +59,9 @@ def _respond(stem: str, fmt: str, columns: list[str], records: list[dict]):
 
 @role_required(ANALYST)
 def queue_export(request, fmt: str):
-    """Download the claimable queue in its order, with the page's filters."""
+    """Download the whole claimable queue in its order, with the page's filters."""
     filters = selectors.QueueFilters.from_query_dict(request.GET)
-    records = [
+    records = (
         {
             **_common(item),
             "warehouse": item.query.warehouse.name if item.query.warehouse else None,
@@ -68,14 +74,14 @@ def queue_export(request, fmt: str):
             "sla_breached": item.sla_breached,
         }
         for item in selectors.queue_items(filters=filters)
-    ]
+    )
     return _respond("triage-queue", fmt, QUEUE_COLUMNS, records)
 
 
 @role_required(ANALYST)
 def resolved_export(request, fmt: str):
-    """Download the resolved items the resolved page lists."""
-    records = [
+    """Download every resolved item, newest first (the resolved page lists the latest 200)."""
+    records = (
         {
             **_common(item),
             "resolution": item.resolution,
@@ -85,6 +91,6 @@ def resolved_export(request, fmt: str):
             "resolved_at": item.resolved_at.isoformat() if item.resolved_at else None,
             "time_spent_s": item.time_spent_s,
         }
-        for item in selectors.resolved_items()
-    ]
+        for item in selectors.resolved_items_all()
+    )
     return _respond("triage-resolved", fmt, RESOLVED_COLUMNS, records)

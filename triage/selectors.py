@@ -1,5 +1,7 @@
 """Reads of the triage app: the queue, an item's evidence, the dashboard figures."""
 
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -27,6 +29,7 @@ PROBE_OUTCOMES = {
     "none": "neither (judges only)",
 }
 QUEUE_PAGE_SIZE = 25
+EXPORT_CHUNK = 2000  # rows a download reads from the database at a time
 
 
 @dataclass(frozen=True)
@@ -91,9 +94,11 @@ class QueueFilters:
         return queryset
 
 
-def queue_items(*, filters: QueueFilters, limit: int = 100) -> list[TriageItem]:
-    """Claimable items in queue order, each marked with whether it breaches the SLA."""
-    return _mark_sla(list(_queue_queryset(filters)[:limit]))
+def queue_items(*, filters: QueueFilters) -> Iterator[TriageItem]:
+    """Every claimable item in queue order (the download), read in chunks, each marked with the SLA."""
+    items = _queue_queryset(filters).iterator(chunk_size=EXPORT_CHUNK)
+    while chunk := list(itertools.islice(items, EXPORT_CHUNK)):
+        yield from _mark_sla(chunk)
 
 
 def queue_page(*, filters: QueueFilters, page: str | int | None) -> tuple[Page, int]:
@@ -131,10 +136,20 @@ def claimed_items() -> list[TriageItem]:
 
 
 def resolved_items(*, limit: int = 200):
+    """The latest resolved items, newest first (the resolved page)."""
+    return _resolved_queryset()[:limit]
+
+
+def resolved_items_all() -> Iterator[TriageItem]:
+    """Every resolved item, newest first (the download), read in chunks."""
+    return _resolved_queryset().iterator(chunk_size=EXPORT_CHUNK)
+
+
+def _resolved_queryset():
     return (
         TriageItem.objects.filter(status=TriageStatus.RESOLVED)
         .select_related("query__warehouse", "resolved_by")
-        .order_by("-resolved_at")[:limit]
+        .order_by("-resolved_at", "-pk")
     )
 
 

@@ -64,6 +64,8 @@ def api_token_authenticate(*, plaintext: str) -> ApiToken | None:
     API does not read the token table on every one of hundreds of posts a second; the price
     is that a revocation reaches the other processes within that many seconds.
     """
+    if not plaintext.isascii():
+        return None  # every issued token is ASCII; anything else (lone surrogates too) names none
     token_hash = hash_token(plaintext)
     key = _token_cache_key(token_hash)
     token = cache.get(key)

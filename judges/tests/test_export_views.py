@@ -33,7 +33,7 @@ def url(version, table, fmt):
 def test_the_judges_table_downloads_with_the_report_s_numbers(client, role_users, version):
     client.force_login(role_users["ml_engineer"])
     report = build_report(gold_set_version=version)
-    data = json.loads(client.get(url(version, "judges", "json")).content)
+    data = json.loads(b"".join(client.get(url(version, "judges", "json")).streaming_content))
     assert data["judges"] == json.loads(json.dumps(report["judges"]))
     response = client.get(url(version, "judges", "csv"))
     assert response["Content-Disposition"].endswith('-judges.csv"')
@@ -44,7 +44,7 @@ def test_the_judges_table_downloads_with_the_report_s_numbers(client, role_users
 
 def test_pairs_and_ensembles_download_as_computed_for_the_page(client, role_users, version):
     client.force_login(role_users["ml_engineer"])
-    pairs = json.loads(client.get(url(version, "pairs", "json")).content)["pairs"]
+    pairs = json.loads(b"".join(client.get(url(version, "pairs", "json")).streaming_content))["pairs"]
     assert pairs == json.loads(json.dumps(build_report(gold_set_version=version)["pairs"]))
     points = ensembles_up_to(load_calibration(gold_set_version=version), false_reject_ceiling=0.2)
     response = client.get(url(version, "ensembles", "csv"))

@@ -40,7 +40,7 @@ def page(client, version, **params):
 
 
 def test_the_version_page_lists_items_with_labels_adjudication_and_history(client, role_users, version):
-    client.force_login(role_users["labeller"])
+    client.force_login(role_users["ml_engineer"])
     html = page(client, version)
     assert "b3" in html and "adjudicated correct" in html and "checked" in html and "(superseded)" in html
     assert "b6" not in html.split('id="version-items"')[1]  # left out: the labellers disagree
@@ -49,7 +49,7 @@ def test_the_version_page_lists_items_with_labels_adjudication_and_history(clien
 
 
 def test_search_and_filters_narrow_the_items(client, role_users, version):
-    client.force_login(role_users["labeller"])
+    client.force_login(role_users["ml_engineer"])
 
     def ids(**params):
         html = page(client, version, **params).split('id="version-items"')[1]
@@ -65,15 +65,15 @@ def test_search_and_filters_narrow_the_items(client, role_users, version):
 
 def test_pages_hold_the_page_size(client, role_users, version, monkeypatch):
     monkeypatch.setattr(views, "BROWSE_PAGE_SIZE", 3)
-    client.force_login(role_users["labeller"])
+    client.force_login(role_users["ml_engineer"])
     assert "page 1 of 3" in page(client, version)
     assert "<code>b8</code>" in page(client, version, page=3)
 
 
 def test_items_export_with_every_label_neutralised(client, role_users, version):
-    client.force_login(role_users["labeller"])
+    client.force_login(role_users["ml_engineer"])
     url = reverse("labelling:version_items_export", args=["browse", version.number, "json"])
-    records = json.loads(client.get(url).content)
+    records = json.loads(b"".join(client.get(url).streaming_content))
     b3 = next(r for r in records if r["id"] == "b3")
     assert [(label["labeller"], label["label"], label["current"]) for label in b3["labels"]] == [
         ("amy", "correct", True),

@@ -43,3 +43,14 @@ def test_engineers_and_admins_preview_any_query(client_for, queries, who):
 
 def test_an_id_that_names_nothing_is_a_404(client_for, queries):
     assert client_for("labeller").get(reverse("labelling:preview", args=[10**9])).status_code == 404
+
+
+def test_a_malformed_warehouses_file_is_a_message_on_the_preview_not_a_500(client_for, queries, settings, tmp_path):
+    settings.WAREHOUSES_FILE = tmp_path / "warehouses.json"
+    settings.WAREHOUSES_FILE.write_text('{"shop": ')
+    client = client_for("labeller")
+    client.raise_request_exception = False
+    response = preview(client, queries["gold"])
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Did not run" in html and "is not valid JSON (line 1, column" in html

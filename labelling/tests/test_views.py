@@ -36,10 +36,18 @@ def pages(world):
     return [
         ("get", reverse("labelling:index"), READERS, 200),
         ("get", reverse("labelling:goldset_detail", args=["gs"]), READERS, 200),
-        ("get", reverse("labelling:agreement", args=["gs"]), READERS, 200),
-        ("get", reverse("labelling:version_diff", args=["gs"]) + f"?old={v.number}&new={v.number}", READERS, 200),
-        ("get", reverse("labelling:version_export", args=[v.pk, "jsonl"]), READERS, 200),
-        ("get", reverse("labelling:version_export", args=[v.pk, "csv"]), READERS, 200),
+        ("get", reverse("labelling:version_browse", args=["gs", v.number]), READERS, 200),
+        # Labels, final labels and agreement: not for labellers, whose labelling is blind.
+        ("get", reverse("labelling:agreement", args=["gs"]), MANAGERS, 200),
+        ("get", reverse("labelling:agreement_export", args=["gs", "json"]), MANAGERS, 200),
+        ("get", reverse("labelling:agreement_export", args=["gs", "csv"]), MANAGERS, 200),
+        ("get", reverse("labelling:disagreements_export", args=["gs", "json"]), MANAGERS, 200),
+        ("get", reverse("labelling:disagreements_export", args=["gs", "csv"]), MANAGERS, 200),
+        ("get", reverse("labelling:version_items_export", args=["gs", v.number, "json"]), MANAGERS, 200),
+        ("get", reverse("labelling:version_items_export", args=["gs", v.number, "csv"]), MANAGERS, 200),
+        ("get", reverse("labelling:version_diff", args=["gs"]) + f"?old={v.number}&new={v.number}", MANAGERS, 200),
+        ("get", reverse("labelling:version_export", args=[v.pk, "jsonl"]), MANAGERS, 200),
+        ("get", reverse("labelling:version_export", args=[v.pk, "csv"]), MANAGERS, 200),
         ("get", reverse("labelling:preview", args=[q1.pk]), READERS, 200),
         ("get", reverse("labelling:import"), MANAGERS, 200),
         ("post", reverse("labelling:goldset_publish", args=["gs"]), MANAGERS, 302),
@@ -208,7 +216,7 @@ def test_publish_and_diff_pages_show_the_new_version_and_its_changes(client, rol
 def test_export_download_is_the_version_as_jsonl(client, role_users, world):
     label_create(query=world["q2"], labeller=role_users["analyst"], decision="wrong", error_class="dialect")
     version = goldset_publish(gold_set=world["gold_set"])
-    client.force_login(role_users["labeller"])
+    client.force_login(role_users["ml_engineer"])
     response = client.get(reverse("labelling:version_export", args=[version.pk, "jsonl"]))
     records = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
     assert records == [

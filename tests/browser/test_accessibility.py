@@ -32,6 +32,8 @@ def site(role_users, demo_warehouse):
     add_verdicts(run, keen, [R, R, R, A, A, R], cost="0.002", latency=300)
     make_judge_version("keen", number=2, price_input_per_mtok=2)
     item = version.items.select_related("query").first().query
+    version.gold_set.reveal_labels_after_labelling = True  # the labeller's item page shows the other label
+    version.gold_set.save(update_fields=["reveal_labels_after_labelling"])
     label_create(query=item, labeller=role_users["labeller"], decision="wrong", error_class="join_fanout")
     label_create(query=item, labeller=role_users["ml_engineer"], decision="correct")
     open_item = triage_item(probe_confirmed=True)
@@ -48,8 +50,10 @@ def pages_for(role: str, site: dict) -> list[str]:
     labelling = [
         "/labelling/",
         "/labelling/goldsets/axe/",
-        "/labelling/goldsets/axe/agreement/",
+        "/labelling/goldsets/axe/v1/",  # the blind view of a version
         "/labelling/queue/axe/",
+        f"/labelling/queue/axe/item/{site['query'].pk}/",  # labelled: the other labels shown
+        "/labelling/goldsets/axe/agreement/",  # a 403 for a labeller: agreement is the engineers'
     ]
     judges = [
         "/judges/",
@@ -64,6 +68,7 @@ def pages_for(role: str, site: dict) -> list[str]:
         f"/judges/verdicts/{site['verdict'].pk}/",
         "/judges/loop/",
         "/labelling/goldsets/axe/v1/",
+        "/labelling/goldsets/axe/agreement/",
         "/labelling/import/",
         "/probes/",
         "/probes/demo/catalogue/",

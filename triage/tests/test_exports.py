@@ -24,7 +24,7 @@ def test_the_queue_downloads_in_the_page_s_order(client, role_users):
     triage_item(judges_agreeing=3, probe_confirmed=True)
     client.force_login(role_users["analyst"])
     expected = [item.pk for item in queue_items(filters=QueueFilters())]
-    data = json.loads(client.get(reverse("triage:queue_export", args=["json"])).content)
+    data = json.loads(b"".join(client.get(reverse("triage:queue_export", args=["json"])).streaming_content))
     assert [record["id"] for record in data] == expected
     rows = rows_of(client.get(reverse("triage:queue_export", args=["csv"])))
     assert [int(row["id"]) for row in rows] == expected
@@ -41,7 +41,7 @@ def test_resolved_items_download_with_formula_cells_neutralised(client, role_use
     client.force_login(role_users["analyst"])
     rows = rows_of(client.get(reverse("triage:resolved_export", args=["csv"])))
     assert rows[0]["resolution_note"] == "'=cmd|' /C calc'!A0"
-    data = json.loads(client.get(reverse("triage:resolved_export", args=["json"])).content)
+    data = json.loads(b"".join(client.get(reverse("triage:resolved_export", args=["json"])).streaming_content))
     assert data[0]["resolution_note"] == "=cmd|' /C calc'!A0"
     client.force_login(role_users["labeller"])
     assert client.get(reverse("triage:resolved_export", args=["csv"])).status_code == 403

@@ -21,6 +21,8 @@ def report_as_table(report: dict) -> str:
         + (f" v{report['version']}" if report["version"] else "")
         + f": {report['items']} items rated twice or more, {report['ratings']} ratings,"
         f" {len(report['raters'])} raters, {report['disagreements']} disagreeing",
+        f"kappa on {report['blind_labels']} labels given blind; {report['not_blind_excluded']} excluded"
+        " (given after their labeller had been shown other labels of the item)",
         f"Krippendorff's alpha  {figure(report['krippendorff_alpha'])}{mark(report['low_support'])}"
         f"  (with class {figure(report['krippendorff_alpha_with_class'])})",
         f"Fleiss' kappa         {figure(report['fleiss_kappa'])}{mark(report['low_support'])}"
