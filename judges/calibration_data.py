@@ -16,11 +16,11 @@ import numpy as np
 from django.db.models import Count, Q, Sum
 
 from judges import metrics
-from judges.ensembles import DrawTable, draws_from_rows
+from judges.draws import DrawTable, draws_from_rows
 from judges.models import JudgeVersion, Verdict
 from judges.run_selection import SOURCE_BOTH, RunSelection, calibration_run_ids_get, gold_items_of_source
 from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
-from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
+from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,8 @@ class CalibrationData:
 
     @property
     def cost_per_verdict(self) -> np.ndarray:
-        return np.divide(self.cost_sum, self.verdicts, out=np.zeros_like(self.cost_sum), where=self.verdicts > 0)
+        """Return each judge's mean cost per verdict; NaN where no verdict's cost was measured."""
+        return np.divide(self.cost_sum, self.verdicts, out=self.cost_sum.copy(), where=self.verdicts > 0)
 
     def judge_index(self, ref: str) -> int:
         """Find a judge column by "name" (its latest version here) or "name:N"."""
@@ -123,13 +124,21 @@ def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int
     return calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
 
 
-def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
-    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source`."""
+def gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
+    """Return the version's correct/wrong items of `source`: the rows of every table of the report."""
     items = GoldSetVersionItem.objects.filter(
         version=gold_set_version, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
     )
+    return gold_items_of_source(items, source)
+
+
+def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
+    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source`.
+
+    A wrong item without an error class is `unclassified` (the product's one word for it).
+    """
     rows = (
-        gold_items_of_source(items, source)
+        gold_items(gold_set_version, source)
         .order_by("query_id")
         .values_list("query_id", "query__external_id", "decision", "error_class")
     )
@@ -137,31 +146,38 @@ def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH)
     query_ids = np.array([row[0] for row in rows], dtype=np.int64)
     external_ids = [row[1] for row in rows]
     is_wrong = np.array([row[2] == LabelDecision.WRONG for row in rows], dtype=bool)
-    error_class = np.array([row[3] if row[2] == LabelDecision.WRONG else "" for row in rows], dtype=object)
+    error_class = np.array(
+        [(row[3] or UNCLASSIFIED) if row[2] == LabelDecision.WRONG else "" for row in rows], dtype=object
+    )
     return query_ids, external_ids, is_wrong, error_class
 
 
-def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int, int]]:
+def fetch_verdict_costs(run_ids: list[int], items=None) -> dict[int, tuple[int, float, int, int]]:
     """Return {judge version id: (verdicts, total cost, verdicts with a cost, simulated verdicts)}.
 
-    Summed by the database. Whether a verdict was simulated is what its call recorded.
+    Summed by the database, over the verdicts on `items` (a queryset of gold-set version
+    items: the report's rows, so that every column of a table obeys the same selection);
+    every judge with a verdict in the runs has a key, so the largest key sizes the packed
+    verdict rows. Whether a verdict was simulated is what its call recorded.
 
     Verdicts whose cost was not measured (NULL, imported) count at the mean of the measured
-    ones, so that the cost per verdict is the mean over measured verdicts only.
+    ones, so that the cost per verdict is the mean over measured verdicts only; a judge with
+    no measured cost at all has a total cost of NaN (unknown, never $0).
     """
+    on_items = Q() if items is None else Q(query_id__in=items.values("query_id"))
     rows = (
         Verdict.objects.filter(run_id__in=run_ids)
         .values_list("judge_version_id")
         .annotate(
-            verdicts=Count("id"),
-            costed=Count("cost_usd"),
-            cost=Sum("cost_usd"),
-            simulated=Count("id", filter=Q(simulated=True)),
+            verdicts=Count("id", filter=on_items),
+            costed=Count("cost_usd", filter=on_items),
+            cost=Sum("cost_usd", filter=on_items),
+            simulated=Count("id", filter=on_items & Q(simulated=True)),
         )
         .order_by()
     )
     return {
-        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else 0.0, costed, simulated)
+        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else np.nan, costed, simulated)
         for judge_version_id, verdicts, costed, cost, simulated in rows
     }
 
@@ -189,7 +205,7 @@ def load_calibration(
         selection = RunSelection(run_ids=named)
     runs = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
     query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source)
-    costs = fetch_verdict_costs(runs)
+    costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source))
     query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
         runs, max(costs, default=0)
     )
@@ -203,8 +219,8 @@ def load_calibration(
     decision_of_row = decision_of_row[in_version]
     n_items, n_judges = len(query_ids), len(judges)
     counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row, n_items, n_judges)
-    verdicts = np.array([costs.get(judge.id, (0, 0.0))[0] for judge in judges], dtype=np.int64)
-    cost_sum = np.array([costs.get(judge.id, (0, 0.0))[1] for judge in judges], dtype=np.float64)
+    verdicts = np.array([costs.get(judge.id, (0, np.nan))[0] for judge in judges], dtype=np.int64)
+    cost_sum = np.array([costs.get(judge.id, (0, np.nan))[1] for judge in judges], dtype=np.float64)
     latencies = [values[~np.isnan(values)] for values in split_by_column(latency_of_row, column_of_row, n_judges)]
     return CalibrationData(
         gold_set_version=gold_set_version,
