@@ -120,10 +120,12 @@ def weighted_mean_over(values: np.ndarray, mask: np.ndarray, weights: np.ndarray
     mean's variance: p(1 − p) / V, V = Σ w²(y − p)² / (Σw)² (the linearised variance of a
     ratio estimate), so a Wilson interval on it keeps its 95% coverage under unequal
     weights. Equal weights are a simple random sample: n itself. When V is 0 (p is 0 or 1)
-    Kish's (Σw)² / Σw² stands in. None and 0 when no positive weight is left.
+    Kish's (Σw)² / Σw² stands in. A weight of 0 leaves its item out; None and 0 when no
+    positive weight is left.
     """
-    keep = mask & ~np.isnan(values)
-    w = np.asarray(weights, dtype=float)[keep]
+    weights = np.asarray(weights, dtype=float)
+    keep = mask & ~np.isnan(values) & (weights > 0)
+    w = weights[keep]
     y = values[keep]
     total = float(w.sum())
     if total <= 0:
