@@ -56,12 +56,10 @@ class CalibrationData:
     judges: list[JudgeColumn]
     counts: metrics.VerdictCounts
     verdicts: np.ndarray
-    cost_sum: np.ndarray
+    cost_sum: np.ndarray  # per judge; NaN where none of its verdicts has a measured cost
     latencies: list[np.ndarray]
     # Per verdict row (in the version): item, column, decision code, draw key, latency.
     rows: tuple[np.ndarray, ...] = field(default=(), repr=False)
-    # Judge version ids none of whose verdicts has a measured cost.
-    unmeasured_cost: frozenset = frozenset()
     # Judge version id -> verdicts its calls recorded as made by the simulator.
     simulated_verdicts: dict = field(default_factory=dict)
     _probs: np.ndarray | None = field(default=None, repr=False)
@@ -236,7 +234,6 @@ def load_calibration(
         cost_sum=cost_sum,
         latencies=latencies,
         rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row[in_version], latency_of_row),
-        unmeasured_cost=frozenset(judge_id for judge_id, (_, _, costed, _) in costs.items() if not costed),
         simulated_verdicts={judge_id: simulated for judge_id, (*_, simulated) in costs.items()},
     )
 
