@@ -153,24 +153,24 @@ def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH)
 def fetch_verdict_costs(run_ids: list[int], items=None) -> dict[int, tuple[int, float, int, int]]:
     """Return {judge version id: (verdicts, total cost, verdicts with a cost, simulated verdicts)}.
 
-    Summed by the database, over the verdicts on `items` (a queryset of gold-set version
-    items: the report's rows, so that every column of a table obeys the same selection);
-    every judge with a verdict in the runs has a key, so the largest key sizes the packed
-    verdict rows. Whether a verdict was simulated is what its call recorded.
+    Summed by the database, over every verdict of the runs, or only those on `items` (a
+    queryset of gold-set version items: the report's rows, so that every column of a table
+    obeys the same selection). Whether a verdict was simulated is what its call recorded.
 
     Verdicts whose cost was not measured (NULL, imported) count at the mean of the measured
     ones, so that the cost per verdict is the mean over measured verdicts only; a judge with
     no measured cost at all has a total cost of NaN (unknown, never $0).
     """
-    on_items = Q() if items is None else Q(query_id__in=items.values("query_id"))
+    verdicts = Verdict.objects.filter(run_id__in=run_ids)
+    if items is not None:
+        verdicts = verdicts.filter(query_id__in=items.values("query_id"))
     rows = (
-        Verdict.objects.filter(run_id__in=run_ids)
-        .values_list("judge_version_id")
+        verdicts.values_list("judge_version_id")
         .annotate(
-            verdicts=Count("id", filter=on_items),
-            costed=Count("cost_usd", filter=on_items),
-            cost=Sum("cost_usd", filter=on_items),
-            simulated=Count("id", filter=on_items & Q(simulated=True)),
+            verdicts=Count("id"),
+            costed=Count("cost_usd"),
+            cost=Sum("cost_usd"),
+            simulated=Count("id", filter=Q(simulated=True)),
         )
         .order_by()
     )
@@ -203,13 +203,18 @@ def load_calibration(
         selection = RunSelection(run_ids=named)
     runs = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
     query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source)
-    costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source))
+    # Every verdict of the runs: its judge ids size the packed rows.
+    costs = fetch_verdict_costs(runs)
     query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
         runs, max(costs, default=0)
     )
     item_of_row = np.searchsorted(query_ids, query_of_row)
     in_version = item_of_row < len(query_ids)
     in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]
+    if not in_version.all():
+        # Some verdicts are on items outside the report (another source, an unsure item):
+        # count and price only the report's, as every other column does.
+        costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source))
     judges = load_judge_columns(np.unique(judge_of_row[in_version]))
     column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row[in_version])
     item_of_row = item_of_row[in_version]

@@ -12,18 +12,45 @@ aligned draw (some member never answered it) is left out.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
-from judges.metrics import ERROR, MISSING
+from judges.metrics import ERROR, MISSING, REJECT
+
+WORD = 64  # draws per uint64 word of `DrawTable.reject_bits`
+ALL_BITS = np.uint64(2**64 - 1)
 
 
 @dataclass(frozen=True)
 class DrawTable:
-    """Answered verdicts as draws: items × judges × draw slot (draw r = r-th answered verdict)."""
+    """Answered verdicts as draws: items × judges × draw slot (draw r = r-th answered verdict).
+
+    A judge's answered draws on an item fill slots 0..n − 1 (errors are dropped before the
+    slots are counted), so the aligned draws of several judges are slots 0..min(n) − 1.
+    """
 
     decisions: np.ndarray  # int8: ACCEPT, REJECT or MISSING
     latency: np.ndarray  # float64, NaN where MISSING
+
+    @cached_property
+    def answered(self) -> np.ndarray:
+        """Return items × judges: how many answered draws each judge has on each item."""
+        return (self.decisions != MISSING).sum(axis=2)
+
+    @cached_property
+    def reject_bits(self) -> np.ndarray:
+        """Return items × judges × words (uint64): bit r % 64 of word r // 64 is set when draw r rejects.
+
+        Joint figures on aligned draws are then a few bitwise operations per item, which
+        keeps the report's pairs cheap at a million verdicts.
+        """
+        n_items, n_judges, n_slots = self.decisions.shape
+        bits = np.zeros((n_items, n_judges, max(1, -(-n_slots // WORD))), dtype=np.uint64)
+        for slot in range(n_slots):
+            rejects = (self.decisions[:, :, slot] == REJECT).astype(np.uint64)
+            bits[:, :, slot // WORD] |= rejects << np.uint64(slot % WORD)
+        return bits
 
 
 def draws_from_rows(item_index, judge_index, decision, draw_key, latency, n_items: int, n_judges: int) -> DrawTable:
@@ -39,16 +66,37 @@ def draws_from_rows(item_index, judge_index, decision, draw_key, latency, n_item
     code = decision[keep]
     key = np.asarray(draw_key, dtype=np.int64)[keep]
     values = np.asarray(latency, dtype=float)[keep]
-    cell = judge * n_items + item
-    order = np.lexsort((key, cell))
+    cell = item * n_judges + judge
+    order = draw_order(cell, key)
     cell_sorted = cell[order]
-    slot = np.arange(len(order)) - np.searchsorted(cell_sorted, cell_sorted, side="left")
+    # A row's slot is its distance from the first row of its cell (rows are sorted by cell).
+    index = np.arange(len(order))
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = cell_sorted[1:] != cell_sorted[:-1]
+    slot = index - np.maximum.accumulate(np.where(first, index, 0)) if len(order) else index
     n_slots = int(slot.max()) + 1 if len(slot) else 0
-    decisions = np.full((n_items, n_judges, n_slots), MISSING, dtype=np.int8)
-    latencies = np.full((n_items, n_judges, n_slots), np.nan)
-    decisions[item[order], judge[order], slot] = code[order]
-    latencies[item[order], judge[order], slot] = values[order]
-    return DrawTable(decisions=decisions, latency=latencies)
+    flat = cell_sorted * n_slots + slot
+    decisions = np.full(n_items * n_judges * n_slots, MISSING, dtype=np.int8)
+    latencies = np.full(n_items * n_judges * n_slots, np.nan)
+    decisions[flat] = code[order]
+    latencies[flat] = values[order]
+    shape = (n_items, n_judges, n_slots)
+    return DrawTable(decisions=decisions.reshape(shape), latency=latencies.reshape(shape))
+
+
+def draw_order(cell: np.ndarray, key: np.ndarray) -> np.ndarray:
+    """Return the rows' order by cell, then draw key.
+
+    One int64 key (cell × span of the keys + key) sorts faster than a two-key lexsort at a
+    million rows; the lexsort stays for key spans too wide to pack.
+    """
+    if not len(cell):
+        return np.zeros(0, dtype=np.int64)
+    low = int(key.min())
+    span = int(key.max()) - low + 1
+    if (int(cell.max()) + 1) * span >= 2**62:
+        return np.lexsort((key, cell))
+    return np.argsort(cell * span + (key - low), kind="stable")
 
 
 def draws_from_decisions(decisions: np.ndarray, latency: np.ndarray | None = None) -> DrawTable:
@@ -60,6 +108,39 @@ def draws_from_decisions(decisions: np.ndarray, latency: np.ndarray | None = Non
     return draws_from_rows(items, judges, codes, repeats, lat, decisions.shape[0], decisions.shape[1])
 
 
+def aligned_counts(draws: DrawTable, members: list[int], items: np.ndarray | None = None) -> np.ndarray:
+    """Return per item the number of the members' aligned draws (the fewest answered of any; 0 without members)."""
+    answered = draws.answered[:, list(members)]
+    if items is not None:
+        answered = answered[np.asarray(items, dtype=bool)]
+    return answered.min(axis=1) if len(members) else np.zeros(len(answered), dtype=np.int64)
+
+
+def aligned_bits(
+    draws: DrawTable, members: list[int], items: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return (aligned draws per item, items × members × words reject bits of those draws only)."""
+    n_aligned = aligned_counts(draws, members, items)
+    bits = draws.reject_bits[:, list(members), :]
+    if items is not None:
+        bits = bits[np.asarray(items, dtype=bool)]
+    # Word w keeps its bits below n − 64 w: the aligned draws, and nothing past them.
+    kept = np.clip(n_aligned[:, np.newaxis] - WORD * np.arange(bits.shape[2]), 0, WORD)
+    low = np.where(kept >= WORD, ALL_BITS, (np.uint64(1) << np.minimum(kept, WORD - 1).astype(np.uint64)) - 1)
+    return n_aligned, bits & low.astype(np.uint64)[:, np.newaxis, :]
+
+
+def bit_count(bits: np.ndarray) -> np.ndarray:
+    """Return per item the number of set bits over its words (items × words → items)."""
+    return np.bitwise_count(bits).sum(axis=-1, dtype=np.int64)
+
+
+def share_of_aligned(count: np.ndarray, n_aligned: np.ndarray) -> np.ndarray:
+    """Return count ÷ aligned draws per item; NaN where there is none."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n_aligned > 0, count / np.maximum(n_aligned, 1), np.nan)
+
+
 def member_draws(
     draws: DrawTable, members: list[int], items: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -68,8 +149,10 @@ def member_draws(
     `items` (a boolean mask) keeps only those item rows; a draw is aligned when every
     member answered it.
     """
-    decisions = draws.decisions if items is None else draws.decisions[np.asarray(items, dtype=bool)]
-    chosen = decisions[:, list(members), :]
+    # Members first: the slice is small, the item mask then copies only their columns.
+    chosen = draws.decisions[:, list(members), :]
+    if items is not None:
+        chosen = chosen[np.asarray(items, dtype=bool)]
     # With no member, no draw is aligned (all() of nothing would say every one is).
     return chosen, (chosen != MISSING).all(axis=1) & bool(len(members))
 

@@ -37,7 +37,16 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedGroupKFold, cross_val_predict
 
-from judges.draws import DrawTable, draws_from_decisions, draws_from_rows, mean_over_aligned, member_draws
+from judges.draws import (
+    DrawTable,
+    aligned_bits,
+    bit_count,
+    draws_from_decisions,
+    draws_from_rows,
+    mean_over_aligned,
+    member_draws,
+    share_of_aligned,
+)
 from judges.metrics import (
     ACCEPT,
     MISSING,
@@ -143,8 +152,15 @@ def ensemble_reject_probability(
     """Return (reject probability per scored item, aligned draws) of an ensemble on single draws.
 
     Rows are the items of `items` (all when None); an item's probability is the mean of
-    the ensemble's decisions over its aligned draws, NaN when it has none.
+    the ensemble's decisions over its aligned draws, NaN when it has none. The `any` rule
+    reads the draws' reject bits: the share of aligned draws with a reject bit in any member.
     """
+    if rule == "any":
+        n_aligned, bits = aligned_bits(draws, members, items)
+        caught = bit_count(np.bitwise_or.reduce(bits, axis=1)) if len(members) else np.zeros(len(n_aligned))
+        # Answered draws fill the first slots, so the aligned ones are slots below n_aligned.
+        aligned = np.arange(draws.decisions.shape[2]) < n_aligned[:, np.newaxis]
+        return share_of_aligned(caught, n_aligned), aligned
     member_decisions, _ = member_draws(draws, members, items)
     wrong = None if is_wrong is None else (np.asarray(is_wrong) if items is None else np.asarray(is_wrong)[items])
     decisions, aligned = ensemble_draw_decisions(member_decisions, rule, is_wrong=wrong, k=k, cv=cv)
@@ -157,6 +173,30 @@ def members_cost(cost_per_verdict, members: list[int]) -> float | None:
         return None
     total = float(np.sum(np.asarray(cost_per_verdict, dtype=float)[members]))
     return None if math.isnan(total) else total
+
+
+def ensemble_rates(
+    draws: DrawTable,
+    is_wrong: np.ndarray,
+    members: list[int],
+    rule: str,
+    *,
+    items: np.ndarray | None = None,
+    k: int | None = None,
+    cv=None,
+) -> tuple[dict, np.ndarray]:
+    """Return (catch / false-reject / flag rates with items, draws and k; aligned draws) of an ensemble.
+
+    The rates part of `ensemble_metrics`, which pairs and the ladder read without costs or
+    latencies: `metrics.rates` of the ensemble's reject probability on `items` (all when None).
+    """
+    items = np.ones(len(is_wrong), dtype=bool) if items is None else np.asarray(items, dtype=bool)
+    combined, aligned = ensemble_reject_probability(draws, members, rule, items=items, is_wrong=is_wrong, k=k, cv=cv)
+    result = rates(combined, np.asarray(is_wrong)[items])
+    result["items"] = int(items.sum())
+    result["draws"] = int(aligned.sum())
+    result["k"] = None if rule == "stacked" else threshold_for(rule if len(members) > 1 else "any", len(members), k)
+    return result, aligned
 
 
 def ensemble_metrics(
@@ -173,26 +213,22 @@ def ensemble_metrics(
 ) -> dict:
     """Return rates, cost per accepted and latency of an ensemble deployed on single draws.
 
-    The product's one definition of "these judges together". `items` marks the item set
-    scored (the dashboard passes the items every judge judged; all when None). An item's
-    reject probability is the mean of the ensemble's decisions over its aligned draws. One
-    attempt costs one generation plus one verdict of each member (None when a member's
-    cost is unknown, NaN in `cost_per_verdict`, or no costs are given); latency is the max
-    (parallel) or the sum (sequential) of the members' latencies on the same draw.
+    The product's one definition of "these judges together" (its rates are `ensemble_rates`).
+    `items` marks the item set scored (the dashboard passes the items every judge judged;
+    all when None). An item's reject probability is the mean of the ensemble's decisions
+    over its aligned draws. One attempt costs one generation plus one verdict of each
+    member (None when a member's cost is unknown, NaN in `cost_per_verdict`, or no costs
+    are given); latency is the max (parallel) or the sum (sequential) of the members'
+    latencies on the same draw.
     """
     items = np.ones(len(is_wrong), dtype=bool) if items is None else np.asarray(items, dtype=bool)
-    wrong = np.asarray(is_wrong)[items]
-    combined, aligned = ensemble_reject_probability(draws, members, rule, items=items, is_wrong=is_wrong, k=k, cv=cv)
-    result = rates(combined, wrong)
+    result, aligned = ensemble_rates(draws, is_wrong, members, rule, items=items, k=k, cv=cv)
     review_cost = members_cost(cost_per_verdict, members)
-    result["items"] = int(items.sum())
-    result["draws"] = int(aligned.sum())
-    result["k"] = None if rule == "stacked" else threshold_for(rule if len(members) > 1 else "any", len(members), k)
     result["cost_per_attempt_usd"] = None if review_cost is None else generation_cost + review_cost
     result["attempts_per_accepted"] = attempts_per_accepted(result["flag_rate"])
     result["cost_per_accepted_usd"] = cost_per_accepted(result["flag_rate"], review_cost, generation_cost)
     # Aligned draws have every member's latency; the others are dropped.
-    latency = draws.latency[items][:, members, :]
+    latency = draws.latency[:, members, :][items]
     parallel = latency.max(axis=1)[aligned] if latency.size else np.empty(0)
     sequential = latency.sum(axis=1)[aligned] if latency.size else np.empty(0)
     result["latency_ms_parallel_p50"], result["latency_ms_parallel_p95"] = latency_percentiles(parallel)
@@ -205,29 +241,30 @@ def pair_overlap(draws: DrawTable, is_wrong: np.ndarray, a: int, b: int) -> dict
 
     Everything is on the pair's aligned draws: the items are those with at least one (both
     judges answered), each counts once (the mean over its aligned draws), and the union is
-    the two-member `any` ensemble of `ensemble_metrics` on those items. Misses are expected
-    counts, so both_missed = wrong items × (1 − union_catch_rate).
+    the two-member `any` ensemble (`ensemble_rates`, the rates of `ensemble_metrics`) on
+    those items. Misses are expected counts, so both_missed = wrong items × (1 − union_catch_rate).
     """
-    decisions, aligned = member_draws(draws, [a, b])
-    missed_a, missed_b = decisions[:, 0, :] == ACCEPT, decisions[:, 1, :] == ACCEPT
-    share_missed_a = mean_over_aligned(missed_a, aligned)
-    paired = ~np.isnan(share_missed_a)
+    n_aligned, bits = aligned_bits(draws, [a, b])
+    rejects_a, rejects_b = bits[:, 0, :], bits[:, 1, :]
+    paired = n_aligned > 0
     wrong = paired & np.asarray(is_wrong, dtype=bool)
-    share_missed_b = mean_over_aligned(missed_b, aligned)
-    share_both = mean_over_aligned(missed_a & missed_b, aligned)
-    union = ensemble_metrics(draws, is_wrong, [a, b], "any", items=paired)
-    both_missed = float(share_both[wrong].sum())
-    missed_either = float(share_missed_a[wrong].sum() + share_missed_b[wrong].sum()) - both_missed
+
+    def share(rejected_bits) -> np.ndarray:
+        return share_of_aligned(bit_count(rejected_bits), n_aligned)
+
+    reject_a, reject_b, reject_both = share(rejects_a), share(rejects_b), share(rejects_a & rejects_b)
+    missed_a, missed_b = 1 - reject_a, 1 - reject_b
+    share_both_missed = 1 - share(rejects_a | rejects_b)
+    union, _ = ensemble_rates(draws, is_wrong, [a, b], "any", items=paired)
+    both_missed = float(share_both_missed[wrong].sum())
+    missed_either = float(missed_a[wrong].sum() + missed_b[wrong].sum()) - both_missed
     # The 2×2 table of aligned draws (each item weighs one): rows a accepts/rejects, columns b.
-    cells = [
-        [share_both, mean_over_aligned(missed_a & ~missed_b, aligned)],
-        [mean_over_aligned(~missed_a & missed_b, aligned), mean_over_aligned(~missed_a & ~missed_b, aligned)],
-    ]
+    cells = [[share_both_missed, reject_b - reject_both], [reject_a - reject_both, reject_both]]
     table = np.array([[float(cell[paired].sum()) for cell in row] for row in cells])
     return {
         "items": int(paired.sum()),
-        "missed_a": float(share_missed_a[wrong].sum()),
-        "missed_b": float(share_missed_b[wrong].sum()),
+        "missed_a": float(missed_a[wrong].sum()),
+        "missed_b": float(missed_b[wrong].sum()),
         "both_missed": both_missed,
         "miss_jaccard": both_missed / missed_either if missed_either > 1e-12 else None,
         "union_catch_rate": union["catch_rate"],

@@ -2,10 +2,10 @@
 
 Rung by rung, in ladder order: the **cumulative** catch and false-reject rates of the
 rungs so far taken together — an item is rejected when any of them rejects, on aligned
-draws: rung k's row is the `any` ensemble of rungs 1..k (`judges.ensembles.ensemble_metrics`,
-the one definition of judges together, the same the pairs' union uses) — and the
-**marginal catch** of rung k, what it adds over the rungs below: cumulative catch at k
-minus cumulative catch at k − 1 (at the first rung, its own catch). Catch and false reject
+draws: rung k's row is the `any` ensemble of rungs 1..k (`judges.ensembles.ensemble_rates`,
+the rates of `ensemble_metrics`, the one definition of judges together, which the pairs'
+union uses too) — and the **marginal catch** of rung k, what it adds over the rungs below:
+cumulative catch at k minus cumulative catch at k − 1 (at the first rung, its own catch). Catch and false reject
 are `judges.metrics.rates` — the product's one definition of each.
 
 Every row rests on one item set, the items every rung judged (an `error` verdict says
@@ -19,18 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from judges.draws import DrawTable, member_draws
-from judges.ensembles import ensemble_metrics
+from judges.draws import DrawTable, aligned_counts
+from judges.ensembles import ensemble_rates
 
 RUNG_ORDER = ("parse", "plan", "run", "non_empty", "invariants")
 
 
 def ladder_items(draws: DrawTable, columns: list[int]) -> np.ndarray:
     """Return True for the items every rung judged (each has at least one answered verdict)."""
-    if not columns:
-        return np.zeros(draws.decisions.shape[0], dtype=bool)
-    _, aligned = member_draws(draws, columns)
-    return aligned.any(axis=1)
+    return aligned_counts(draws, columns) > 0
 
 
 def ladder_table(*, rungs: list[str], draws: DrawTable, columns: list[int], is_wrong: np.ndarray) -> list[dict]:
@@ -44,7 +41,7 @@ def ladder_table(*, rungs: list[str], draws: DrawTable, columns: list[int], is_w
     table = []
     below = 0.0
     for index, rung in enumerate(rungs):
-        figures = ensemble_metrics(draws, is_wrong, columns[: index + 1], "any", items=keep)
+        figures, _ = ensemble_rates(draws, is_wrong, columns[: index + 1], "any", items=keep)
         catch = figures["catch_rate"]
         table.append(
             {

@@ -310,3 +310,19 @@ def test_a_member_without_a_measured_cost_makes_the_ensemble_cost_unknown():
     assert result["cost_per_attempt_usd"] is None and result["cost_per_accepted_usd"] is None
     known = ensembles.ensemble_metrics(draws, is_wrong, [0, 2], "any", cost_per_verdict=np.array([0.01, np.nan, 0]))
     assert known["cost_per_attempt_usd"] == pytest.approx(0.01)
+
+
+def test_more_draws_than_one_word_of_reject_bits_hold_the_same_definition():
+    # 150 draws per item need three 64-bit words; the union must still follow the draws.
+    rng = np.random.default_rng(8)
+    decisions = rng.choice([A, R, E], p=[0.6, 0.3, 0.1], size=(12, 2, 150))
+    is_wrong = rng.random(12) < 0.5
+    draws = ensembles.draws_from_decisions(decisions)
+    assert draws.reject_bits.shape[2] == 3
+    union = ensembles.ensemble_metrics(draws, is_wrong, [0, 1], "any")
+    expected = metrics.rates(enumerate_ensemble(decisions, [0, 1], 1), is_wrong)
+    assert union["catch_rate"] == pytest.approx(expected["catch_rate"])
+    assert union["false_reject_rate"] == pytest.approx(expected["false_reject_rate"])
+    # The dense path (k of n with k = 1 is "any" by another road) agrees draw for draw.
+    dense = ensembles.ensemble_metrics(draws, is_wrong, [0, 1], "k_of_n", k=1)
+    assert (dense["catch_rate"], dense["draws"]) == (pytest.approx(union["catch_rate"]), union["draws"])
