@@ -131,7 +131,7 @@ def verdict_trace_get(*, verdict: Verdict, prefix_body: dict | None = None) -> d
             "cache_creation_input_tokens": verdict.cache_write_tokens,
             "cache_read_input_tokens": verdict.cache_read_tokens,
         },
-        "cost_usd": float(verdict.cost_usd),
+        "cost_usd": None if verdict.cost_usd is None else float(verdict.cost_usd),
         "latency_ms": verdict.latency_ms,
         "attempts": context.get("attempts"),
         "simulated": verdict.simulated,

@@ -3,7 +3,8 @@ import json
 from django import forms
 
 from labelling.models import ErrorClass
-from triage.models import TOKEN_SCOPES, ApiToken, Resolution
+from triage.models import TOKEN_SCOPES, ApiToken, Resolution, TriagePolicy
+from triage.policy import POLICY_FIELDS
 
 
 class DecisionForm(forms.Form):
@@ -56,3 +57,18 @@ class ApiTokenForm(forms.ModelForm):
     class Meta:
         model = ApiToken
         fields = ["client", "name", "scopes"]
+
+
+class TriagePolicyForm(forms.ModelForm):
+    """The admin's policy form: a k-of-n rule its judges could never reach is refused on the k field."""
+
+    class Meta:
+        model = TriagePolicy
+        fields = ["judge_versions", *POLICY_FIELDS, "note"]
+
+    def clean(self):
+        data = super().clean()
+        if "judge_versions" in data:
+            # The model's clean() (run next, by _post_clean) checks k against these judges.
+            self.instance.pending_judge_count = len(data["judge_versions"])
+        return data

@@ -11,6 +11,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from judges.metrics import k_of_n_problem
+
 # Defined beside their code; imported here so Django loads them as the triage app's models.
 from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping  # noqa: F401
 
@@ -98,6 +100,24 @@ class TriagePolicy(models.Model):
 
     def __str__(self):
         return f"policy v{self.version}"
+
+    # The number of judges the policy is about to be saved with: a many-to-many is written
+    # after the row, so the publisher and the admin form say it here for clean() to check.
+    pending_judge_count: int | None = None
+
+    def clean(self):
+        super().clean()
+        count = self.pending_judge_count
+        if count is None and self.pk:
+            count = self.judge_versions.count()
+        if count is not None:
+            self.k_check(judge_count=count)
+
+    def k_check(self, *, judge_count: int) -> None:
+        """Refuse a k-of-n rule its judges could never reach, on the `k` field (the ensembles' check)."""
+        problem = k_of_n_problem(self.k, judge_count) if self.flag_rule == FlagRule.K_OF_N else None
+        if problem:
+            raise ValidationError({"k": f"{problem}."})
 
 
 class IngestStatus(models.TextChoices):

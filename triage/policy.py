@@ -24,15 +24,20 @@ def policy_current() -> TriagePolicy | None:
 
 @transaction.atomic
 def policy_publish(*, changes: dict, judge_versions=None, created_by=None, note: str = "") -> TriagePolicy:
-    """Publish a new policy version: the current one with `changes` applied."""
+    """Publish a new policy version: the current one with `changes` applied.
+
+    Raises ValidationError (on `k`) for a k-of-n rule with k above its number of judges.
+    """
     base = policy_current()
     values = {field: getattr(base, field) for field in POLICY_FIELDS} if base else {}
     values.update(changes)
     number = (TriagePolicy.objects.aggregate(m=Max("version"))["m"] or 0) + 1
-    policy = TriagePolicy(version=number, created_by=created_by, note=note, **values)
-    policy.full_clean()
-    policy.save()
     if judge_versions is None and base is not None:
         judge_versions = list(base.judge_versions.all())
-    policy.judge_versions.set(judge_versions or [])
+    judge_versions = list(judge_versions or [])
+    policy = TriagePolicy(version=number, created_by=created_by, note=note, **values)
+    policy.pending_judge_count = len(judge_versions)  # clean() refuses a k these judges cannot reach
+    policy.full_clean()
+    policy.save()
+    policy.judge_versions.set(judge_versions)
     return policy

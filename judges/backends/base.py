@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from judges.models import Decision
 from judges.vendor_access import redact_secrets
-from labelling.models import ErrorClass
+from labelling.models import UNCLASSIFIED, ErrorClass
 
 # One list of error classes, shared with labels (labelling.models.ErrorClass).
 ERROR_CLASSES = list(ErrorClass.values)
@@ -243,7 +243,9 @@ def parse_verdict(payload) -> dict:
     if error_class not in ERROR_CLASSES and error_class != "":
         raise MalformedAnswer(f"error_class {error_class!r} is not one of the known classes")
     if decision == Decision.REJECT and not error_class:
-        error_class = "other"
+        # A reject that names no class is "unclassified", the word labels use too; "other" is
+        # a class of its own (the model said so), not the lack of one.
+        error_class = UNCLASSIFIED
     return {
         "decision": decision,
         "reason": reason,

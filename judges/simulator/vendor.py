@@ -115,8 +115,8 @@ def parse_marker(sql: str) -> Truth | None:
             truth.join_table = token.removeprefix("table=")
         elif token.startswith("grain="):
             truth.grain_key = token.removeprefix("grain=")
-    if truth.wrong and not truth.error_class:
-        truth.error_class = "other"
+    # Wrong without a class: the simulated model names none, and Docket records its reject as
+    # unclassified (it never invents "other").
     return truth
 
 
@@ -232,11 +232,8 @@ class Simulator:
         if not rejects:
             return {"decision": "accept", "reason": "The SQL answers the question as asked.", "error_class": ""}
         error_class = truth.error_class if truth.wrong and class_draw < model.class_accuracy else random_class
-        return {
-            "decision": "reject",
-            "reason": f"Simulated judgement: looks like {error_class.replace('_', ' ')}.",
-            "error_class": error_class,
-        }
+        looks_like = f"looks like {error_class.replace('_', ' ')}" if error_class else "looks wrong"
+        return {"decision": "reject", "reason": f"Simulated judgement: {looks_like}.", "error_class": error_class}
 
     def hypotheses(self, verdict: dict, sql: str, truth: Truth) -> dict:
         """Turn a verdict into fan-out hypotheses: a rejection becomes a suspected fan-out."""
