@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from tests.support.brokers import CLOSED_PORT_BROKER, broker_at
 from tests.support.fixtures import wait_for
+from triage.claims import live_query_claim
 from triage.enqueue import live_queries_requeue_stale
 from triage.models import IngestStatus, LiveQuery
-from triage.claims import live_query_claim
 from triage.tests import factories
 
 
