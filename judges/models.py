@@ -182,6 +182,9 @@ class RunChunk(models.Model):
     status = models.CharField(max_length=8, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
     # A worker holds a chunk until lease_until; an expired lease means the worker died.
     lease_until = models.DateTimeField(null=True, blank=True)
+    # Who holds the lease: set by each claim, checked by every renew, finish and release,
+    # so a worker whose lease was taken over can neither extend nor end another's.
+    lease_token = models.CharField(max_length=32, blank=True, editable=False)
     attempts = models.PositiveIntegerField(default=0)
     done_count = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)

@@ -75,7 +75,7 @@ class SimulatorApp:
             else:
                 truth = sim.truth_for(request["sql"])
             fault = sim.fault_for(model, truth, f"{request['model']}|{request['sql']}")
-            sim.count(f"{vendor}:requests")
+            sim.count_call(f"{vendor}:requests", request["sql"])
             if fault:
                 sim.count(f"{vendor}:fault:{fault}")
             delay = sim.latency_s(model)

@@ -59,7 +59,7 @@ def _batch_process(simulator, batch: SimBatch, requests: list) -> None:
             model = simulator.model(request["model"])
             truth = simulator.truth_for(request["sql"])
             fault = simulator.fault_for(model, truth, f"{request['model']}|{request['sql']}")
-            simulator.count("anthropic:batch_requests")
+            simulator.count_call("anthropic:batch_requests", request["sql"])
             raise_fault("500" if fault in ("429", "529", "500", "timeout") else None, model, anthropic=True)
             payload = simulator.answer(
                 request["model"], request["sql"], request["tool"], malformed=fault == "malformed"
