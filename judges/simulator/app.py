@@ -17,6 +17,7 @@ from judges.simulator.formats import (
     openai_completion,
     parse_anthropic,
     parse_openai,
+    stamped,
 )
 from judges.simulator.vendor import ApiError, Simulator, raise_fault
 
@@ -118,4 +119,4 @@ class SimulatorApp:
                 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "not ended"}}
             )
         data = "".join(json.dumps(line) + "\n" for line in batch.results).encode()
-        return 200, {"content-type": "application/binary"}, data
+        return 200, stamped({"content-type": "application/binary"}), data

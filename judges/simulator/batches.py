@@ -7,6 +7,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from judges.backends.simulator_marker import SIMULATOR_FIELD
 from judges.simulator.formats import anthropic_message, parse_anthropic
 from judges.simulator.vendor import ApiError, Simulator, raise_fault
 
@@ -71,7 +72,7 @@ def _batch_process(simulator, batch: SimBatch, requests: list) -> None:
                 "type": "errored",
                 "error": {"type": "error", "error": {"type": exc.kind, "message": exc.message}},
             }
-        batch.results.append({"custom_id": custom_id, "result": result})
+        batch.results.append({"custom_id": custom_id, "result": result, SIMULATOR_FIELD: True})
     batch.status, batch.ended = "ended", time.time()
 
 
