@@ -14,7 +14,8 @@ from judges.tests.calibration_builders import add_verdicts, labels, make_gold_se
 from labelling.services import label_create
 from tests.browser.conftest import log_in
 from triage.queue import triage_item_claim_next, triage_item_resolve
-from triage.tests.factories import triage_item
+from triage.models import IngestStatus
+from triage.tests.factories import live_query, triage_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 AXE = Path(settings.BASE_DIR) / "static" / "vendor" / "axe-core" / "axe.min.js"
@@ -37,6 +38,7 @@ def site(role_users, demo_warehouse):
     label_create(query=item, labeller=role_users["ml_engineer"], decision="correct")
     open_item = triage_item(probe_confirmed=True)
     done = triage_item()
+    live_query(status=IngestStatus.FAILED)  # the unjudged page lists it with its requeue button
     analyst = role_users["analyst"]
     triage_item_claim_next(analyst=analyst)
     triage_item_resolve(item_id=open_item.pk, analyst=analyst, resolution="false_alarm")
