@@ -32,23 +32,22 @@ def live_query_claim(*, live_id: int, token: str) -> bool:
     """Take the live query for the task holding `token`; False if another task has it, or it is over.
 
     A pending query is taken (an attempt); the same token re-enters its own claim (a retry,
-    not a new attempt); a claim left by a dead worker is taken over (an attempt). A claim
-    past TRIAGE_MAX_ATTEMPTS marks the query failed instead.
+    not a new attempt); a claim left by a dead worker is taken over (an attempt), unless
+    that would be past TRIAGE_MAX_ATTEMPTS: then the query is marked failed instead. (A
+    pending query is always within the limit: a run that raised at the limit ended failed.)
     """
     now = timezone.now()
-    fresh = LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PENDING).update(
+    if LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PENDING).update(
         status=IngestStatus.PROCESSING, claim_token=token, started_at=now, pipeline_attempts=F("pipeline_attempts") + 1
+    ):
+        return True
+    if LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PROCESSING, claim_token=token).exists():
+        return True
+    stale = now - timedelta(seconds=settings.TRIAGE_PROCESSING_TIMEOUT_S)
+    taken = LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PROCESSING, started_at__lt=stale).update(
+        claim_token=token, started_at=now, pipeline_attempts=F("pipeline_attempts") + 1
     )
-    if not fresh:
-        if LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PROCESSING, claim_token=token).exists():
-            return True
-        stale = now - timedelta(seconds=settings.TRIAGE_PROCESSING_TIMEOUT_S)
-        taken = LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PROCESSING, started_at__lt=stale).update(
-            claim_token=token, started_at=now, pipeline_attempts=F("pipeline_attempts") + 1
-        )
-        if not taken:
-            return False
-    return not _fail_if_out_of_attempts(live_id=live_id, token=token)
+    return bool(taken) and not _fail_if_out_of_attempts(live_id=live_id, token=token)
 
 
 def _fail_if_out_of_attempts(*, live_id: int, token: str) -> bool:
