@@ -13,8 +13,8 @@ from judges.models import Verdict
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 from labelling.services import label_create
 from tests.browser.conftest import log_in
-from triage.queue import triage_item_claim_next, triage_item_resolve
 from triage.models import IngestStatus
+from triage.queue import triage_item_claim_next, triage_item_resolve
 from triage.tests.factories import live_query, triage_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
