@@ -115,7 +115,7 @@ class ClientFilter(admin.SimpleListFilter):
 
 @admin.register(LiveQuery)
 class LiveQueryAdmin(admin.ModelAdmin):
-    list_display = ["query", "client", "status", "created_at", "enqueue_attempts"]
+    list_display = ["query", "client", "status", "created_at", "enqueue_attempts", "pipeline_attempts"]
     list_filter = ["status", ClientFilter]
     raw_id_fields = ["query", "audit_query"]
 

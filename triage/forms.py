@@ -4,7 +4,7 @@ from django import forms
 
 from labelling.models import ErrorClass
 from triage.models import TOKEN_SCOPES, ApiToken, Resolution, TriagePolicy
-from triage.policy import POLICY_FIELDS
+from triage.policy import POLICY_FIELDS, replay_judges_refusal
 
 
 class DecisionForm(forms.Form):
@@ -60,7 +60,11 @@ class ApiTokenForm(forms.ModelForm):
 
 
 class TriagePolicyForm(forms.ModelForm):
-    """The admin's policy form: a k-of-n rule its judges could never reach is refused on the k field."""
+    """The admin's form for the next policy version; refuses what the pipeline could never run.
+
+    A k-of-n rule its judges could never reach is refused on the k field, a replay judge on the
+    judges field.
+    """
 
     class Meta:
         model = TriagePolicy
@@ -72,3 +76,9 @@ class TriagePolicyForm(forms.ModelForm):
             # The model's clean() (run next, by _post_clean) checks k against these judges.
             self.instance.pending_judge_count = len(data["judge_versions"])
         return data
+
+    def clean_judge_versions(self):
+        versions = self.cleaned_data["judge_versions"]
+        if problem := replay_judges_refusal(versions):
+            raise forms.ValidationError(problem)
+        return versions

@@ -242,7 +242,7 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
                     details={"calibrated": calibration.model, "live": changed},
                 )
             )
-    snapshot = EstimateSnapshot.objects.create(
+    snapshot = EstimateSnapshot.objects.store_for_hour(
         judge_version=judge_version,
         policy=policy,
         window_start=since,

@@ -6,6 +6,7 @@ verifier, judge and probe services, then stores the outcome with `live_query_rec
 
 import logging
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
@@ -13,6 +14,7 @@ from django.conf import settings
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
+from config.task_retry import TRANSIENT_ERRORS
 from judges.models import Verdict
 from judges.services import judge_live_query
 from labelling.models import QuerySource
@@ -22,6 +24,7 @@ from probes.fanout import JoinFanoutHypothesis, check_fanout, detect_fanout
 from probes.fingerprint import sql_fingerprint
 from probes.selectors import catalogue_get_latest
 from probes.verifier import verify
+from triage.claims import live_query_attempt_failed, live_query_claim
 from triage.decision import (
     JudgeVote,
     ProbeFinding,
@@ -37,22 +40,6 @@ from triage.policy import policy_current
 logger = logging.getLogger(__name__)
 
 FANOUT_DETECTOR = "fanout_detector"
-
-
-def _claim_for_processing(live_id: int) -> bool:
-    """Take the live query for this worker; False if another has it (or it is done)."""
-    claimed = LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PENDING).update(
-        status=IngestStatus.PROCESSING, started_at=timezone.now()
-    )
-    if claimed:
-        return True
-    # A worker that died mid-run leaves `processing`; the sweeper re-sends it and we take over.
-    stale = timezone.now() - timezone.timedelta(seconds=settings.TRIAGE_PROCESSING_TIMEOUT_S)
-    return bool(
-        LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PROCESSING, started_at__lt=stale).update(
-            started_at=timezone.now()
-        )
-    )
 
 
 def verifier_run(*, query, catalogue) -> tuple[VerifierOutcome | None, dict]:
@@ -201,10 +188,27 @@ def result_preview(*, query, row_cap: int = 20) -> dict:
     }
 
 
-def live_query_process(*, live_id: int) -> str | None:
-    """Run the pipeline for one live query; safe to call again for the same id."""
-    if not _claim_for_processing(live_id):
+def live_query_process(*, live_id: int, claim_token: str = "") -> str | None:
+    """Run the pipeline for one live query under a claim; safe to call again for the same id.
+
+    `claim_token` is the caller's (a task passes its id, which its retries keep): the same
+    token re-enters its claim, another finds the query taken and returns None. A transient
+    error is raised for the task to retry; any other counts an attempt (`triage/claims.py`).
+    """
+    token = claim_token or uuid.uuid4().hex
+    if not live_query_claim(live_id=live_id, token=token):
         return None
+    try:
+        return _live_query_judge(live_id=live_id, claim_token=token)
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as exc:  # noqa: BLE001 - recorded on the row and counted; it ends as failed
+        logger.exception("triage: the pipeline failed on live query %s", live_id)
+        return live_query_attempt_failed(live_id=live_id, token=token, error=exc)
+
+
+def _live_query_judge(*, live_id: int, claim_token: str) -> str | None:
+    """Check, judge, probe and decide one claimed live query, and store the outcome."""
     live = LiveQuery.objects.select_related("query__warehouse", "policy").get(pk=live_id)
     query = live.query
     policy = live.policy or policy_current()
@@ -226,14 +230,28 @@ def live_query_process(*, live_id: int) -> str | None:
     decision = decide(verifier=verifier, votes=votes, probes=probes, rule=rule_from_policy(policy))
     preview = result_preview(query=query) if decision.flagged and query.warehouse_id else {}
     return live_query_record_decision(
-        live_id=live_id, policy=policy, decision=decision, verifier_stored=verifier_stored, preview=preview
+        live_id=live_id,
+        policy=policy,
+        decision=decision,
+        verifier_stored=verifier_stored,
+        preview=preview,
+        claim_token=claim_token,
     )
 
 
 @transaction.atomic
-def live_query_record_decision(*, live_id: int, policy, decision: TriageDecision, verifier_stored: dict, preview: dict):
-    """Store the pipeline's outcome: a queue item when flagged, an audit copy when drawn."""
+def live_query_record_decision(
+    *, live_id: int, policy, decision: TriageDecision, verifier_stored: dict, preview: dict, claim_token: str = ""
+):
+    """Store the pipeline's outcome: a queue item when flagged, an audit copy when drawn.
+
+    With a `claim_token`, only while that claim holds: a worker whose claim was taken over
+    stores nothing (the one that took it over decides).
+    """
     live = LiveQuery.objects.select_for_update().select_related("query").get(pk=live_id)
+    if claim_token and (live.status != IngestStatus.PROCESSING or live.claim_token != claim_token):
+        return live.status
+    live.claim_token = ""
     live.policy = policy
     live.verifier_result = verifier_stored
     live.decision = decision.as_dict()

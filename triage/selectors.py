@@ -159,6 +159,15 @@ def unjudged_queries(*, limit: int = 200):
     return LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).select_related("query__warehouse")[:limit]
 
 
+def failed_queries(*, limit: int = 200):
+    """Live queries the pipeline gave up on after TRIAGE_MAX_ATTEMPTS, most recent first, with their last error."""
+    return (
+        LiveQuery.objects.filter(status=IngestStatus.FAILED)
+        .select_related("query__warehouse")
+        .order_by("-finished_at", "-pk")[:limit]
+    )
+
+
 def item_evidence(*, item: TriageItem) -> dict:
     """Gather everything the analyst reads: verdicts, probes in plain words, verifier, preview."""
     live = LiveQuery.objects.filter(pk=item.query_id).first()
@@ -252,6 +261,7 @@ def dashboard_figures() -> dict:
         "depth_claimed": TriageItem.objects.filter(status=TriageStatus.CLAIMED, claim_expires_at__gte=now).count(),
         "pending": LiveQuery.objects.filter(status__in=[IngestStatus.PENDING, IngestStatus.PROCESSING]).count(),
         "unjudged": LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).count(),
+        "failed": LiveQuery.objects.filter(status=IngestStatus.FAILED).count(),
         "ages": age_distribution(now=now),
         # The product's one percentile (judges.metrics), as for latencies.
         "resolution_minutes_p50": percentile(waits, 50),

@@ -24,6 +24,7 @@ import random
 import re
 import threading
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 
 from labelling.models import ErrorClass
@@ -171,6 +172,8 @@ class Simulator:
         # prefix hash -> [time the entry became readable, time of its last use]
         self.cached_prefixes: dict[str, list[float]] = {}
         self.stats: dict = {}
+        # Calls per SQL text: a test can ask whether any item was paid for twice.
+        self.calls_per_sql: Counter = Counter()
         self.batches: dict = {}  # batch id -> batches.SimBatch
 
     def model(self, name: str) -> SimModel:
@@ -179,6 +182,12 @@ class Simulator:
     def count(self, key: str) -> None:
         with self.lock:
             self.stats[key] = self.stats.get(key, 0) + 1
+
+    def count_call(self, kind: str, sql: str) -> None:
+        """Count one call the vendor would bill (`anthropic:requests`...), in total and for its SQL."""
+        with self.lock:
+            self.stats[kind] = self.stats.get(kind, 0) + 1
+            self.calls_per_sql[sql] += 1
 
     def truth_for(self, sql: str) -> Truth:
         marked = parse_marker(sql)
