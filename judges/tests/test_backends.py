@@ -131,10 +131,11 @@ def test_hypothesis_judge_returns_a_fanout_hypothesis_with_a_probe(vendor_simula
     assert hypothesis["probe_sql"].startswith("SELECT COUNT(*)")
 
 
-def test_hypothesis_probe_judge_without_a_warehouse_fails_open(vendor_simulator):
+def test_hypothesis_probe_judge_without_a_warehouse_is_an_error_never_an_accept(vendor_simulator):
     result = get_backend(simulated_version(backend="hypothesis_probe")).judge(query(WRONG_SQL))
-    assert result.decision == "accept"
+    assert result.decision == "error", "no probe could run: nothing was checked"
     assert result.context["probe_outcomes"][0]["outcome"] == "refused"
+    assert result.input_tokens > 0, "the model's call is still counted"
 
 
 def test_verifier_judge_without_a_warehouse_is_an_error_not_a_reject():
