@@ -69,7 +69,8 @@ def probe_every_item(warehouse):
     for item in GOLD:
         hypothesis = detect_fanout(item["sql"], catalogue, dialect=warehouse.dialect)
         if hypothesis.suspected:
-            outcomes[item["id"]] = check_fanout(hypothesis=hypothesis, warehouse=warehouse).outcome
+            run = check_fanout(hypothesis=hypothesis, warehouse=warehouse, subject_sql=item["sql"])
+            outcomes[item["id"]] = run.outcome
     return outcomes
 
 
