@@ -15,7 +15,6 @@ import pytest
 from django.core.management import call_command
 from psycopg import sql
 
-from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import create_reader_role
 from probes.outcome import OutcomeKind
 from probes.selectors import catalogue_get_latest
@@ -152,7 +151,8 @@ def test_docket_refusing_a_text_on_its_own_size_limits_is_a_fault(shop_sqlite, s
 def test_a_sqlite_ambiguous_column_is_a_failure_of_the_sql(shop_sqlite):
     result = check(
         shop_sqlite,
-        "SELECT order_id FROM orders JOIN order_items USING (order_id) JOIN shipments s ON s.order_id = orders.order_id LIMIT 1",
+        "SELECT order_id FROM orders JOIN order_items USING (order_id) "
+        "JOIN shipments s ON s.order_id = orders.order_id LIMIT 1",
         unknown_object=False,
     )
     assert (result.outcome.kind, result.failure_class) == (OutcomeKind.FAILED, "dialect")
