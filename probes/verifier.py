@@ -77,10 +77,13 @@ def verify(
     # One parse, shared with the guard (and the fingerprint and fan-out detector).
     parsed = parse_sql(sql, dialect)
     read = parse_outcome(parsed)
-    if read.kind is not OutcomeKind.PASSED:
-        rule = {"syntax": "syntax", "": "size_limit"}.get(read.failure_class, "read_only")
-        findings.append(Finding.of(rule, read))
-        return result()
+    match read.kind:
+        case OutcomeKind.FAULT:  # Docket's own size limits refused it: nothing was checked
+            findings.append(Finding.of("size_limit", read))
+            return result()
+        case OutcomeKind.FAILED:
+            findings.append(Finding.of("syntax" if read.failure_class == "syntax" else "read_only", read))
+            return result()
     tree = parsed.tree
     try:
         scopes = traverse_scope(tree)

@@ -106,8 +106,8 @@ class VerifierResult:
 
 def verifier_result_build(*, findings: list[Finding], catalogue_version: int | None, rules: dict) -> VerifierResult:
     """Return the result the findings add up to: the first failure, else the first fault, else passed."""
-    failures = [f for f in findings if not f.cause]
-    faults = [f for f in findings if f.cause]
+    failures = [f for f in findings if f.outcome.kind is OutcomeKind.FAILED]
+    faults = [f for f in findings if f.outcome.kind is OutcomeKind.FAULT]
     decisive = (failures or faults or [None])[0]
     return VerifierResult(
         outcome=Outcome.passed() if decisive is None else decisive.outcome,

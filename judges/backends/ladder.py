@@ -106,7 +106,10 @@ class LadderBackend(JudgeBackend):
     def check_plan(self, state) -> Outcome:
         outcome, raw, context = verifier_outcome(state["query"], self.config.get("rules"))
         state["raw"], state["context"] = raw, context
-        return Outcome.fault(outcome.cause, verifier_reason(outcome)) if outcome.cause else outcome
+        match outcome.kind:
+            case OutcomeKind.FAULT:  # said as the verifier judge says it: "verifier could not check: ..."
+                return Outcome.fault(outcome.cause, verifier_reason(outcome))
+        return outcome
 
     def check_run(self, state) -> Outcome:
         query = state["query"]
