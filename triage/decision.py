@@ -78,15 +78,15 @@ def decide(
     A verifier that could not check (a fault: the warehouse stopped, a role that cannot
     read, ...) never flags: the decision notes "verifier could not check: <cause>" and the
     flag comes from the judges alone. A refused or failed probe fails open, noted the same
-    way. If every judge errored and nothing else flagged the query, it is `unjudged`: shown
-    to people in its own list, not dropped.
+    way. If every judge errored (or, with no judge, the verifier could not check) and nothing
+    else flagged the query, it is `unjudged`: shown to people in its own list, not dropped.
     """
     answered = [v for v in votes if v.decision in ("accept", "reject")]
     rejecting = [v for v in answered if v.decision == "reject"]
     reasons, notes = [], []
     if judges_flag(rule, len(answered), len(rejecting)):
         reasons.append(f"{len(rejecting)} of {len(votes)} judges rejected ({rule.rule})")
-    verifier_failed = False
+    verifier_failed = verifier_fault = False
     if verifier is not None:
         match verifier.kind:
             case OutcomeKind.FAILED:
@@ -94,6 +94,7 @@ def decide(
                 if rule.flag_on_verifier_failure:
                     reasons.append(f"verifier: {verifier.failure_class} {verifier.message}".strip())
             case OutcomeKind.FAULT:
+                verifier_fault = True
                 notes.append(f"verifier could not check: {verifier.cause}: {verifier.message}".strip())
             case OutcomeKind.PASSED:
                 pass
@@ -117,7 +118,7 @@ def decide(
     flagged = bool(reasons)
     return TriageDecision(
         flagged=flagged,
-        unjudged=bool(votes) and not answered and not flagged,
+        unjudged=not flagged and (not answered if votes else verifier_fault),
         reasons=reasons,
         judges_total=len(votes),
         judges_answered=len(answered),

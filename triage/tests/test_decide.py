@@ -70,6 +70,13 @@ def test_a_verifier_fault_never_flags_and_says_the_verifier_could_not_check(rule
     assert decision.priority == 0
 
 
+def test_a_verifier_fault_with_no_judge_to_answer_is_unjudged_not_passed():
+    fault = Outcome.fault("transport", "the sqlite warehouse file does not exist")
+    decision = decide(verifier=fault, votes=[], probes=[], rule=FlagRuleSpec("verifier_only"))
+    assert decision.unjudged and not decision.flagged
+    assert not decide(verifier=fault, votes=votes("accept"), probes=[], rule=ANY).unjudged
+
+
 def test_with_a_verifier_fault_the_flag_comes_from_the_judges_alone():
     fault = Outcome.fault("privilege", "permission denied for table orders")
     flagged = decide(verifier=fault, votes=votes("reject", "accept"), probes=[], rule=ANY)
