@@ -219,3 +219,12 @@ def test_sqlstates_that_mean_the_sql_is_wrong_are_failures(shop_postgres, text):
     assert result.outcome.kind is OutcomeKind.FAILED, result.as_dict()
     assert result.failure_class == "dialect"
     assert result.message.startswith("the database refused the query:")
+
+
+def test_verify_sql_text_says_the_check_could_not_decide(shop_sqlite, tmp_path):
+    path = tmp_path / "query.sql"
+    path.write_text(CLEAN)
+    shop_sqlite.path.unlink()
+    out = io.StringIO()
+    call_command("verify_sql", "--warehouse", "shop", "--sql-file", str(path), stdout=out)
+    assert out.getvalue().startswith("could not check (transport): the database could not check the query:")
