@@ -2,6 +2,8 @@
 
 `process_live_query` gathers the inputs of `triage.decision.decide` by calling the
 verifier, judge and probe services, then stores the outcome with `live_query_record_decision`.
+The verifier and the probes answer with an outcome (`probes.outcome.Outcome`); a fault of
+either (the warehouse stopped, a role that cannot read, a refused probe) never flags.
 """
 
 import logging
@@ -22,18 +24,11 @@ from labelling.services import query_create
 from probes.execution import run_readonly
 from probes.fanout import JoinFanoutHypothesis, check_fanout, detect_fanout
 from probes.fingerprint import sql_fingerprint
+from probes.outcome import INTERNAL, Outcome
 from probes.selectors import catalogue_get_latest
 from probes.verifier import verify
 from triage.claims import live_query_attempt_failed, live_query_claim
-from triage.decision import (
-    JudgeVote,
-    ProbeFinding,
-    TriageDecision,
-    VerifierOutcome,
-    audit_draw,
-    decide,
-    rule_from_policy,
-)
+from triage.decision import JudgeVote, ProbeFinding, TriageDecision, audit_draw, decide, rule_from_policy
 from triage.models import IngestStatus, LiveQuery, TriageItem, TriageProbe
 from triage.policy import policy_current
 
@@ -42,22 +37,23 @@ logger = logging.getLogger(__name__)
 FANOUT_DETECTOR = "fanout_detector"
 
 
-def verifier_run(*, query, catalogue) -> tuple[VerifierOutcome | None, dict]:
-    """Run the deterministic verifier; a crash of the verifier fails open (recorded, not flagged)."""
+def verifier_run(*, query, catalogue) -> tuple[Outcome, dict]:
+    """Run the deterministic verifier and return its outcome and what to store.
+
+    A verifier that crashed, like one that could not reach the warehouse, is a fault: it
+    is recorded ("verifier could not check: ...") and never flags.
+    """
     try:
         result = verify(query.sql, catalogue, warehouse=query.warehouse, rules=query.warehouse.verifier_rules)
     except Exception as exc:  # noqa: BLE001 - a broken checker must not flag or lose the query
         logger.exception("triage: verifier crashed on query %s", query.pk)
-        return None, {"error": f"{type(exc).__name__}: {exc}"}
-    stored = {
-        "passed": result.passed,
-        "failure_class": result.failure_class or "",
-        "message": result.message or "",
-        "findings": _jsonable(result.findings),
-        "verifier_version": str(result.verifier_version or ""),
-        "catalogue_version": result.catalogue_version,
-    }
-    return VerifierOutcome(result.passed, result.failure_class or "", result.message or ""), stored
+        outcome = Outcome.fault(INTERNAL, f"{type(exc).__name__}: {exc}")
+        return outcome, outcome.as_dict() | {"passed": False, "error": outcome.message}
+    stored = result.as_dict()
+    stored.pop("rules", None)
+    stored["findings"] = _jsonable(stored["findings"])
+    stored["verifier_version"] = str(stored["verifier_version"] or "")
+    return result.outcome, stored
 
 
 def _jsonable(value):
@@ -139,12 +135,16 @@ def _store_probe(live, source, verdict, make_probe_run):
 
 
 def probes_run(*, live, query, verdicts, catalogue, policy) -> list[ProbeFinding]:
-    """Probe every fan-out hypothesis the judges raised, and the deterministic detector's."""
+    """Probe every fan-out suspicion the judges raised, and the deterministic detector's.
+
+    Docket writes each probe from the query's own FROM/JOIN tree, or runs the judge's
+    `probe_sql` only if it has exactly that shape (`probes.fanout.check_fanout`).
+    """
     findings = []
     warehouse = query.warehouse
     for verdict in verdicts:
         for index, data in enumerate(verdict.hypotheses or []):
-            if not isinstance(data, dict) or not data.get("suspected") or not data.get("probe_sql"):
+            if not isinstance(data, dict) or not data.get("suspected"):
                 continue
             source = f"judge:{verdict.judge_version_id}:{index}"
             run = _store_probe(
@@ -152,22 +152,27 @@ def probes_run(*, live, query, verdicts, catalogue, policy) -> list[ProbeFinding
                 source,
                 verdict,
                 lambda data=data: check_fanout(
-                    hypothesis=_hypothesis_from(data), warehouse=warehouse, subject_fingerprint=query.fingerprint
+                    hypothesis=_hypothesis_from(data),
+                    warehouse=warehouse,
+                    subject_sql=query.sql,
+                    subject_fingerprint=query.fingerprint,
                 ),
             )
             if run is not None:
-                findings.append(ProbeFinding(source, run.outcome, run.message))
+                findings.append(ProbeFinding(source, run.check_outcome))
     if policy is not None and policy.run_fanout_detector and catalogue is not None:
 
         def detector_probe():
             hypothesis = detect_fanout(query.sql, catalogue, query.dialect)
             if not hypothesis.suspected:
                 return None
-            return check_fanout(hypothesis=hypothesis, warehouse=warehouse, subject_fingerprint=query.fingerprint)
+            return check_fanout(
+                hypothesis=hypothesis, warehouse=warehouse, subject_sql=query.sql, subject_fingerprint=query.fingerprint
+            )
 
         run = _store_probe(live, FANOUT_DETECTOR, None, detector_probe)
         if run is not None:
-            findings.append(ProbeFinding(FANOUT_DETECTOR, run.outcome, run.message))
+            findings.append(ProbeFinding(FANOUT_DETECTOR, run.check_outcome))
     return findings
 
 
@@ -258,10 +263,13 @@ def live_query_record_decision(
     live.result_preview = preview
     live.finished_at = timezone.now()
     if decision.flagged:
+        because = "; ".join(decision.reasons)
+        if decision.notes:  # e.g. "verifier could not check: transport: ...": said, never a reason
+            because += f" ({'; '.join(decision.notes)})"
         item, created = TriageItem.objects.get_or_create(
             query=live.query,
             defaults={
-                "flagged_because": "; ".join(decision.reasons),
+                "flagged_because": because,
                 "priority": decision.priority,
                 "policy": policy,
                 "probe_confirmed": decision.probe_confirmed,
