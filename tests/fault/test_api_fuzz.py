@@ -19,7 +19,6 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from config.celery import app as celery_app
 from triage import tasks as triage_tasks  # noqa: F401 — eager mode below runs them in this process
 from triage.models import IngestStatus, LiveQuery
 from triage.policy import policy_publish
@@ -32,16 +31,7 @@ FINAL = {IngestStatus.FLAGGED, IngestStatus.PASSED, IngestStatus.UNJUDGED}
 
 
 @pytest.fixture
-def eager_pipeline():
-    """Run the pipeline task in the request's process instead of publishing it to a broker."""
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
-
-
-@pytest.fixture
-def fuzz_target(transactional_db, tmp_path, monkeypatch, eager_pipeline):
+def fuzz_target(transactional_db, tmp_path, monkeypatch, eager_tasks):
     """The fan-out trap warehouse, a policy running the verifier and detector, and a token."""
     factories.fanout_trap_warehouse(tmp_path / "shop.sqlite3", monkeypatch)
     policy_publish(changes={"run_verifier": True, "run_fanout_detector": True, "audit_share": 0.5})

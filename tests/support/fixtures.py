@@ -14,6 +14,7 @@ from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.db import connection
 
+from config.celery import app as celery_app
 from config.roles import ALL_ROLES, ensure_role_groups
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,6 +202,20 @@ def celery_worker_process(transactional_db):
     worker = WorkerProcess().start()
     yield worker
     worker.discard()
+
+
+@pytest.fixture
+def eager_tasks():
+    """Run Celery tasks in the calling process instead of publishing them to a broker.
+
+    The Celery app's own configuration, not Django's setting: once anything has read
+    `celery_app.conf`, a changed `CELERY_TASK_ALWAYS_EAGER` setting no longer reaches it (a
+    test that set the Django setting passed alone and failed after one that read the conf).
+    """
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from config.celery import app as celery_app
 from judges.models import Verdict
 from judges.simulator import SimModel, Simulator, start_in_thread
 from judges.tests.factories import simulated_version
@@ -31,19 +30,10 @@ from triage.pipeline import live_query_process
 from triage.policy import policy_publish
 from triage.tests import factories
 
-pytestmark = pytest.mark.usefixtures("synchronous_publish", "eager_pipeline")
+pytestmark = pytest.mark.usefixtures("synchronous_publish", "eager_tasks")
 
 OUTAGE_POSTS = 50
 WRONG_EVERY = 5  # one post in five is wrong, and the judges say so
-
-
-@pytest.fixture
-def eager_pipeline():
-    """Run the pipeline task in the request's process instead of publishing it to a broker."""
-    previous = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = True
-    yield
-    celery_app.conf.task_always_eager = previous
 
 
 @pytest.fixture

@@ -136,16 +136,16 @@ def test_the_unjudged_page_lists_failed_queries_with_their_last_error_and_a_requ
 
 @pytest.mark.usefixtures("synchronous_publish")
 def test_an_analyst_requeues_a_failed_query_which_is_sent_again_with_fresh_attempts(
-    client_for, settings, django_capture_on_commit_callbacks
+    client_for, django_capture_on_commit_callbacks, synchronous_publish, eager_tasks
 ):
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # the message runs here: the query is judged again
+    # The message runs here (eager_tasks): the query is judged again.
     factories.quiet_policy()
     live = failed_query()
     with django_capture_on_commit_callbacks(execute=True):
         response = client_for("analyst").post(reverse("triage:requeue", args=[live.pk]))
     assert response.status_code == 302 and response["Location"] == reverse("triage:unjudged")
     live.refresh_from_db()
-    assert live.status == IngestStatus.PASSED and live.pipeline_attempts == 1 and live.last_error == ""
+    assert (live.status, live.pipeline_attempts, live.last_error) == (IngestStatus.PASSED, 1, "")
 
 
 @pytest.mark.parametrize("who", ["labeller", "ml_engineer", "outsider"])
