@@ -262,12 +262,14 @@ def render_referenced(
     )
 
 
-# Rendered whole catalogues, keyed by (catalogue id, version): a snapshot never changes.
-_rendered: dict[tuple[int, int], str] = {}
+# Rendered whole catalogues. A snapshot never changes, but its id can be given again once the
+# rows are gone (`reset_demo`, or SQLite reusing a rolled-back id): the creation time is part of
+# the key, so a reused id never reads another catalogue's text.
+_rendered: dict[tuple, str] = {}
 
 
 def catalogue_text(catalogue: Catalogue) -> str:
-    key = (catalogue.pk, catalogue.version)
+    key = (catalogue.pk, catalogue.version, catalogue.created_at, catalogue.warehouse.name)
     text = _rendered.get(key)
     if text is None:
         if len(_rendered) > 256:

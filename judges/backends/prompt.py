@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import time
 from dataclasses import dataclass
+
+from django.core.cache import cache
 
 from probes.execution import run_readonly
 from probes.schema_slice import SchemaSlice, no_slice, schema_slice
@@ -24,29 +25,26 @@ CATALOGUE_TTL_S = 30.0
 PREVIEW_ROWS = 10
 NO_WAREHOUSE = "the query names no warehouse: judged without a schema"
 
-_catalogues: dict[int, tuple[float, object]] = {}
-_catalogues_lock = threading.Lock()
-
 
 def catalogue_for(query):
     """Return the latest catalogue of the query's warehouse (None without one).
 
     The runner resolves it once per chunk on its own thread (`query.judge_catalogue`);
-    a live call looks it up here, cached for CATALOGUE_TTL_S per process.
+    a live call looks it up here, kept for CATALOGUE_TTL_S in the process's cache (Django's
+    cache, like tokens and warehouses, so that it is emptied with them: a module-level dict
+    outlived the rows it was read from and handed a reused warehouse id another's catalogue).
     """
     if hasattr(query, "judge_catalogue"):
         return query.judge_catalogue
     warehouse_id = getattr(query, "warehouse_id", None)
     if warehouse_id is None:
         return None
-    now = time.monotonic()
-    with _catalogues_lock:
-        cached = _catalogues.get(warehouse_id)
-    if cached and now - cached[0] < CATALOGUE_TTL_S:
-        return cached[1]
-    catalogue = catalogue_get_latest(warehouse_id=warehouse_id)
-    with _catalogues_lock:
-        _catalogues[warehouse_id] = (now, catalogue)
+    key = f"judges:catalogue:{warehouse_id}"
+    catalogue = cache.get(key)
+    if catalogue is None:
+        catalogue = catalogue_get_latest(warehouse_id=warehouse_id)
+        if catalogue is not None:
+            cache.set(key, catalogue, CATALOGUE_TTL_S)
     return catalogue
 
 
