@@ -18,7 +18,6 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import (
     env_bool,
     env_list,
-    env_non_negative_float,
     env_non_negative_int,
     env_path,
     env_positive_float,
@@ -27,6 +26,16 @@ from config.env import (
     env_text,
     parse_choice,
     parse_database_url,
+)
+from config.settings_pipeline import (  # noqa: F401 — settings Django reads by name
+    JUDGES_CHUNK_LEASE_S,
+    TRIAGE_ALERT_WEBHOOK_URL,
+    TRIAGE_API_MAX_BODY_BYTES,
+    TRIAGE_API_TOKEN_CACHE_SECONDS,
+    TRIAGE_JUDGE_THREADS,
+    TRIAGE_MAX_ATTEMPTS,
+    TRIAGE_PROCESSING_TIMEOUT_S,
+    TRIAGE_PUBLISH_INTERVAL_MS,
 )
 from config.settings_security import (  # noqa: F401 — settings Django reads by name
     AUDITLOG_INCLUDE_TRACKING_MODELS,
@@ -271,31 +280,6 @@ CELERY_BEAT_SCHEDULE = {
     # A chunk whose worker died mid-run is leased again, so a killed run finishes by itself.
     "judges-requeue-stale-chunks": {"task": "judges.requeue_stale_chunks", "schedule": 60.0},
 }
-TRIAGE_ALERT_WEBHOOK_URL = env_text("TRIAGE_ALERT_WEBHOOK_URL")
-TRIAGE_API_MAX_BODY_BYTES = env_positive_int("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024)
-# How long a web process trusts a token it has looked up; a revocation takes this long
-# to reach the other processes (the revoking one drops it at once).
-TRIAGE_API_TOKEN_CACHE_SECONDS = env_positive_float("TRIAGE_API_TOKEN_CACHE_SECONDS", 5)
-# A live query still `processing` after this long was left by a worker that died; the
-# sweeper re-sends it and the next worker takes it over. Longer than any pipeline run
-# (judge timeouts and retries included), or a slow run would be judged twice.
-TRIAGE_PROCESSING_TIMEOUT_S = env_positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 600)
-# A web process publishes the pipeline's work at most this often, from a background
-# thread; under load the posts of one interval share a broker message
-# (triage/publishing.py). 0 publishes in the request, after commit. The test suite runs
-# the production path too; a test that must see the publish (or its failure) when the
-# request returns asks for the `synchronous_publish` fixture.
-TRIAGE_PUBLISH_INTERVAL_MS = env_non_negative_float("TRIAGE_PUBLISH_INTERVAL_MS", 50)
-# Threads per worker process that call live judges; shared by every pipeline task.
-TRIAGE_JUDGE_THREADS = env_positive_int("TRIAGE_JUDGE_THREADS", 32)
-# Pipeline runs a live query gets (a run that raised, or whose worker died, counts one);
-# then it is `failed`, with its last error, on the unjudged page until someone requeues it.
-TRIAGE_MAX_ATTEMPTS = env_positive_int("TRIAGE_MAX_ATTEMPTS", 5)
-# A calibration chunk's lease: its worker renews it at every flush (about each second); a
-# lease not renewed this long means the worker died, and another may take the chunk.
-# Longer than any one vendor call with its retries, or a slow call would lose its chunk.
-JUDGES_CHUNK_LEASE_S = env_positive_float("JUDGES_CHUNK_LEASE_S", 300)
-
 # --- Vendors ----------------------------------------------------------------------------
 # Keys come only from the environment; they are never stored in the database or shown.
 ANTHROPIC_API_KEY = env_text("ANTHROPIC_API_KEY")

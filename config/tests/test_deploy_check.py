@@ -17,7 +17,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def manage(*args, **env_overrides) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in {"DOCKET_TESTING", "DJANGO_ENV", "DEBUG"}}
+    # The browser tests' DJANGO_ALLOW_ASYNC_UNSAFE (for Playwright in the test process) is no
+    # part of a deployment: check --deploy refuses it (async.E001).
+    test_only = {"DOCKET_TESTING", "DJANGO_ENV", "DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    env = {k: v for k, v in os.environ.items() if k not in test_only}
     env.update(env_overrides)
     return subprocess.run(
         [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120

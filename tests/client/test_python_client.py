@@ -5,6 +5,7 @@ import logging
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from docket_client import AsyncDocketClient, DocketClient
@@ -157,7 +158,10 @@ def test_the_asyncio_client_batches_retries_and_flushes_on_close(docket):
             stats = client.stats
         return stats
 
-    stats = asyncio.run(application())
+    # A thread of its own: the browser tests' Playwright (sync API) leaves an event loop
+    # running in the main thread of the process, where asyncio.run() refuses to start.
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        stats = thread.submit(asyncio.run, application()).result(timeout=120)
     assert proxy.refused == [502] and sorted(proxy.posts) == [2, 3, 4, 4]
     assert len(stored_ids()) == 13
     assert (stats.sent, stats.retries, stats.failed) == (13, 1, 0)
