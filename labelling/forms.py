@@ -1,7 +1,9 @@
 from django import forms
 
+from labelling.error_classes import UNCLASSIFIED, error_class_rule_problems
 from labelling.invariants import InvariantsInvalid, invariants_validate
-from labelling.models import LABEL_ERROR_CLASSES, ErrorClass, LabelDecision, ResolutionPolicy
+from labelling.models import LabelDecision, ResolutionPolicy
+from labelling.taxonomy import class_choices
 
 RESOLVE_CHOICES = [
     (ResolutionPolicy.MANUAL, "manual: adjudications, else labels that agree"),
@@ -10,32 +12,39 @@ RESOLVE_CHOICES = [
 ]
 
 
-class LabelForm(forms.Form):
+class ClassifiedDecisionForm(forms.Form):
+    """A decision with one or more error classes of the gold set's taxonomy, under the label rule.
+
+    A decision other than wrong drops any class sent with it (a stale checkbox); a wrong one
+    without a class breaks the rule of `labelling.error_classes`, which says so.
+    """
+
+    extra_classes: list[tuple[str, str]] = []
+
+    def __init__(self, *args, gold_set=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["error_class"] = forms.MultipleChoiceField(
+            choices=class_choices(gold_set) + self.extra_classes, required=False
+        )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("decision") != LabelDecision.WRONG:
+            data["error_class"] = []
+        for name, problem in error_class_rule_problems(data.get("decision"), data.get("error_class") or []).items():
+            self.add_error(name, problem)
+        return data
+
+
+class LabelForm(ClassifiedDecisionForm):
     decision = forms.ChoiceField(choices=LabelDecision.choices)
-    error_class = forms.ChoiceField(choices=[("", "—"), *ErrorClass.choices], required=False)
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
-    def clean(self):
-        data = super().clean()
-        if data.get("decision") == LabelDecision.WRONG and not data.get("error_class"):
-            self.add_error("error_class", "A wrong label needs an error class.")
-        if data.get("decision") != LabelDecision.WRONG:
-            data["error_class"] = ""
-        return data
 
-
-class AdjudicationForm(forms.Form):
+class AdjudicationForm(ClassifiedDecisionForm):
+    extra_classes = [(UNCLASSIFIED, "unclassified")]
     decision = forms.ChoiceField(choices=[(LabelDecision.CORRECT, "Correct"), (LabelDecision.WRONG, "Wrong")])
-    error_class = forms.ChoiceField(choices=[("", "—"), *LABEL_ERROR_CLASSES], required=False)
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
-
-    def clean(self):
-        data = super().clean()
-        if data.get("decision") == LabelDecision.WRONG and not data.get("error_class"):
-            self.add_error("error_class", "A wrong label needs an error class.")
-        if data.get("decision") == LabelDecision.CORRECT:
-            data["error_class"] = ""
-        return data
 
 
 class ImportForm(forms.Form):
@@ -66,7 +75,7 @@ class PublishForm(forms.Form):
 class BrowseForm(forms.Form):
     search = forms.CharField(required=False, label="Search question or SQL")
     label = forms.ChoiceField(choices=[("", "any"), ("correct", "correct"), ("wrong", "wrong")], required=False)
-    error_class = forms.ChoiceField(choices=[("", "any"), *LABEL_ERROR_CLASSES], required=False)
+    error_class = forms.CharField(required=False, label="Error class")
     labeller = forms.CharField(required=False)
     disagreement = forms.ChoiceField(
         choices=[("", "any"), ("yes", "labellers disagree"), ("no", "labellers agree")], required=False
@@ -76,6 +85,8 @@ class BrowseForm(forms.Form):
         required=False,
         label="Label source",
     )
+    meta_key = forms.CharField(required=False, max_length=100, label="Metadata key")
+    meta_value = forms.CharField(required=False, max_length=200, label="has the value")
 
 
 class InvariantsForm(forms.Form):
