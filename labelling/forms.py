@@ -12,6 +12,15 @@ RESOLVE_CHOICES = [
 ]
 
 
+class ClassesField(forms.MultipleChoiceField):
+    """One or more classes; a blank value (a form's "no class") is none."""
+
+    def to_python(self, value):
+        if isinstance(value, str):
+            value = [value]  # one class, as a plain dict of data gives it
+        return [name for name in super().to_python(value) if name]
+
+
 class ClassifiedDecisionForm(forms.Form):
     """A decision with one or more error classes of the gold set's taxonomy, under the label rule.
 
@@ -23,7 +32,7 @@ class ClassifiedDecisionForm(forms.Form):
 
     def __init__(self, *args, gold_set=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["error_class"] = forms.MultipleChoiceField(
+        self.fields["error_class"] = ClassesField(
             choices=class_choices(gold_set) + self.extra_classes, required=False
         )
 

@@ -25,10 +25,9 @@ from labelling.goldset_writer import BatchWriter, ImportSummary, row_check_in_ba
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Label, LabelDecision, ResolutionPolicy
 from labelling.services import goldset_get_or_create, goldset_publish
 from labelling.taxonomy import (
+    goldset_classes_create,
     goldset_taxonomy,
-    goldset_taxonomy_own,
     goldset_taxonomy_use,
-    taxonomy_classes_add,
     taxonomy_import,
     taxonomy_index,
 )
@@ -91,7 +90,7 @@ def goldset_import(
         raise GoldImportError(0, "the file has no records (it is empty)")
     _summary_fill(summary, parser)
     if parser.new_classes:
-        taxonomy_classes_add(taxonomy=goldset_taxonomy_own(gold_set=gold_set), names=list(parser.new_classes))
+        goldset_classes_create(gold_set=gold_set, names=list(parser.new_classes))
         summary.classes_created = list(parser.new_classes)
     summary.taxonomy = str(goldset_taxonomy(GoldSet.objects.get(pk=gold_set.pk)))
     if writer.deferred_fingerprints:

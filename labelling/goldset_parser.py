@@ -25,6 +25,7 @@ from labelling.taxonomy import TaxonomyIndex
 from probes.models import Warehouse
 
 METADATA = "metadata"
+TYPED_FIELDS = ("label", "error_class")
 POSITIVE_MEANS = (LabelDecision.CORRECT.value, LabelDecision.WRONG.value)
 
 
@@ -199,7 +200,10 @@ class RowParser:
         return metadata
 
     def parse(self, line: int, record: dict) -> Row:
-        values = {name: self.text(line, record, name, name in REQUIRED) for name in FIELDS if name != "label"}
+        # label and error_class are read below: a label may be a number, classes a list.
+        values = {
+            name: self.text(line, record, name, name in REQUIRED) for name in FIELDS if name not in TYPED_FIELDS
+        }
         raw_label = record.get("label")
         if raw_label is None or (isinstance(raw_label, str) and not raw_label.strip()):
             raise GoldImportError(line, "missing field 'label'")

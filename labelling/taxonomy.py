@@ -239,23 +239,22 @@ def goldset_taxonomy_use(*, gold_set: GoldSet, taxonomy: Taxonomy) -> None:
     gold_set.save(update_fields=["taxonomy"])
 
 
-def goldset_taxonomy_own(*, gold_set: GoldSet) -> Taxonomy:
-    """Return a taxonomy the gold set alone may extend: its own, made from the shared one if needed.
+def goldset_classes_create(*, gold_set: GoldSet, names: list[str]) -> Taxonomy:
+    """Add classes to the gold set's taxonomy, on a taxonomy of its own if it shares one; return it.
 
-    A gold set on a shared taxonomy (the default) gets one named after itself, holding the shared
-    classes its labels already use, so that classes it adds never appear in other gold sets.
+    A gold set on a shared taxonomy (the default, or one other gold sets use) gets one named after
+    itself, holding the shared classes its labels already use and the new ones, so that classes
+    it adds never appear in other gold sets.
     """
     current = goldset_taxonomy(gold_set)
-    if current.name == gold_set.name:
-        return current
     sharing = GoldSet.objects.filter(taxonomy=current).exclude(pk=gold_set.pk).exists()
     if current.name != DEFAULT_TAXONOMY and not sharing:
+        taxonomy_classes_add(taxonomy=current, names=names)
         return current
     used = goldset_classes_used(gold_set)
-    keep = [entry for entry in taxonomy_index(current).classes if entry["class"] in used]
-    own, _ = taxonomy_import(
-        name=gold_set.name, entries=[TaxonomyEntry(e["class"], e["category"], e["description"]) for e in keep]
-    )
+    kept = [TaxonomyEntry(e["class"], e["category"], e["description"]) for e in taxonomy_index(current).classes
+            if e["class"] in used]  # fmt: skip
+    own, _ = taxonomy_import(name=gold_set.name, entries=kept + [TaxonomyEntry(name) for name in names])
     goldset_taxonomy_use(gold_set=gold_set, taxonomy=own)
     return own
 
