@@ -32,9 +32,7 @@ class ClassifiedDecisionForm(forms.Form):
 
     def __init__(self, *args, gold_set=None, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["error_class"] = ClassesField(
-            choices=class_choices(gold_set) + self.extra_classes, required=False
-        )
+        self.fields["error_class"] = ClassesField(choices=class_choices(gold_set) + self.extra_classes, required=False)
 
     def clean(self):
         data = super().clean()

@@ -201,9 +201,7 @@ class RowParser:
 
     def parse(self, line: int, record: dict) -> Row:
         # label and error_class are read below: a label may be a number, classes a list.
-        values = {
-            name: self.text(line, record, name, name in REQUIRED) for name in FIELDS if name not in TYPED_FIELDS
-        }
+        values = {name: self.text(line, record, name, name in REQUIRED) for name in FIELDS if name not in TYPED_FIELDS}
         raw_label = record.get("label")
         if raw_label is None or (isinstance(raw_label, str) and not raw_label.strip()):
             raise GoldImportError(line, "missing field 'label'")

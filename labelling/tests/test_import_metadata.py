@@ -54,7 +54,8 @@ def test_csv_metadata_columns_are_kept_and_the_rest_reported_as_ignored(tmp_path
 def test_keep_unknown_columns_keeps_every_field_docket_does_not_know(tmp_path):
     path = write_csv(tmp_path / "g.csv", HEADER, ROWS)
     goldset_import(path_or_file=path, gold_set_name="meta", options=ParseOptions(keep_unknown=True))
-    assert Query.objects.get(external_id="1").metadata == {"error_type": "syntax", "db_id": "shop", "difficulty": "simple"}
+    kept = {"error_type": "syntax", "db_id": "shop", "difficulty": "simple"}
+    assert Query.objects.get(external_id="1").metadata == kept
 
 
 def test_strict_refuses_an_unknown_field_by_name_and_imports_nothing(tmp_path):

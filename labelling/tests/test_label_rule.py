@@ -1,4 +1,4 @@
-"""The one rule of a label's classes — a wrong label needs one, any other carries none — in Python and in the database."""
+"""The one rule of a label's classes (a wrong label needs one, any other carries none), in Python and the database."""
 
 import pytest
 from django.core.exceptions import ValidationError
