@@ -288,6 +288,13 @@ TRIAGE_PROCESSING_TIMEOUT_S = env_positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 
 TRIAGE_PUBLISH_INTERVAL_MS = env_non_negative_float("TRIAGE_PUBLISH_INTERVAL_MS", 50)
 # Threads per worker process that call live judges; shared by every pipeline task.
 TRIAGE_JUDGE_THREADS = env_positive_int("TRIAGE_JUDGE_THREADS", 32)
+# Pipeline runs a live query gets (a run that raised, or whose worker died, counts one);
+# then it is `failed`, with its last error, on the unjudged page until someone requeues it.
+TRIAGE_MAX_ATTEMPTS = env_positive_int("TRIAGE_MAX_ATTEMPTS", 5)
+# A calibration chunk's lease: its worker renews it at every flush (about each second); a
+# lease not renewed this long means the worker died, and another may take the chunk.
+# Longer than any one vendor call with its retries, or a slow call would lose its chunk.
+JUDGES_CHUNK_LEASE_S = env_positive_float("JUDGES_CHUNK_LEASE_S", 300)
 
 # --- Vendors ----------------------------------------------------------------------------
 # Keys come only from the environment; they are never stored in the database or shown.

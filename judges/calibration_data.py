@@ -16,11 +16,11 @@ import numpy as np
 from django.db.models import Count, Q, Sum
 
 from judges import metrics
-from judges.ensembles import DrawTable, draws_from_rows
+from judges.draws import DrawTable, draws_from_rows
 from judges.models import JudgeVersion, Verdict
 from judges.run_selection import SOURCE_BOTH, RunSelection, calibration_run_ids_get, gold_items_of_source
 from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
-from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
+from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
 
 
 @dataclass(frozen=True)
@@ -56,12 +56,10 @@ class CalibrationData:
     judges: list[JudgeColumn]
     counts: metrics.VerdictCounts
     verdicts: np.ndarray
-    cost_sum: np.ndarray
+    cost_sum: np.ndarray  # per judge; NaN where none of its verdicts has a measured cost
     latencies: list[np.ndarray]
     # Per verdict row (in the version): item, column, decision code, draw key, latency.
     rows: tuple[np.ndarray, ...] = field(default=(), repr=False)
-    # Judge version ids none of whose verdicts has a measured cost.
-    unmeasured_cost: frozenset = frozenset()
     # Judge version id -> verdicts its calls recorded as made by the simulator.
     simulated_verdicts: dict = field(default_factory=dict)
     _probs: np.ndarray | None = field(default=None, repr=False)
@@ -104,7 +102,8 @@ class CalibrationData:
 
     @property
     def cost_per_verdict(self) -> np.ndarray:
-        return np.divide(self.cost_sum, self.verdicts, out=np.zeros_like(self.cost_sum), where=self.verdicts > 0)
+        """Return each judge's mean cost per verdict; NaN where no verdict's cost was measured."""
+        return np.divide(self.cost_sum, self.verdicts, out=self.cost_sum.copy(), where=self.verdicts > 0)
 
     def judge_index(self, ref: str) -> int:
         """Find a judge column by "name" (its latest version here) or "name:N"."""
@@ -123,13 +122,21 @@ def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int
     return calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
 
 
-def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
-    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source`."""
+def gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
+    """Return the version's correct/wrong items of `source`: the rows of every table of the report."""
     items = GoldSetVersionItem.objects.filter(
         version=gold_set_version, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
     )
+    return gold_items_of_source(items, source)
+
+
+def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
+    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source`.
+
+    A wrong item without an error class is `unclassified` (the product's one word for it).
+    """
     rows = (
-        gold_items_of_source(items, source)
+        gold_items(gold_set_version, source)
         .order_by("query_id")
         .values_list("query_id", "query__external_id", "decision", "error_class")
     )
@@ -137,21 +144,28 @@ def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH)
     query_ids = np.array([row[0] for row in rows], dtype=np.int64)
     external_ids = [row[1] for row in rows]
     is_wrong = np.array([row[2] == LabelDecision.WRONG for row in rows], dtype=bool)
-    error_class = np.array([row[3] if row[2] == LabelDecision.WRONG else "" for row in rows], dtype=object)
+    error_class = np.array(
+        [(row[3] or UNCLASSIFIED) if row[2] == LabelDecision.WRONG else "" for row in rows], dtype=object
+    )
     return query_ids, external_ids, is_wrong, error_class
 
 
-def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int, int]]:
+def fetch_verdict_costs(run_ids: list[int], items=None) -> dict[int, tuple[int, float, int, int]]:
     """Return {judge version id: (verdicts, total cost, verdicts with a cost, simulated verdicts)}.
 
-    Summed by the database. Whether a verdict was simulated is what its call recorded.
+    Summed by the database, over every verdict of the runs, or only those on `items` (a
+    queryset of gold-set version items: the report's rows, so that every column of a table
+    obeys the same selection). Whether a verdict was simulated is what its call recorded.
 
     Verdicts whose cost was not measured (NULL, imported) count at the mean of the measured
-    ones, so that the cost per verdict is the mean over measured verdicts only.
+    ones, so that the cost per verdict is the mean over measured verdicts only; a judge with
+    no measured cost at all has a total cost of NaN (unknown, never $0).
     """
+    verdicts = Verdict.objects.filter(run_id__in=run_ids)
+    if items is not None:
+        verdicts = verdicts.filter(query_id__in=items.values("query_id"))
     rows = (
-        Verdict.objects.filter(run_id__in=run_ids)
-        .values_list("judge_version_id")
+        verdicts.values_list("judge_version_id")
         .annotate(
             verdicts=Count("id"),
             costed=Count("cost_usd"),
@@ -161,7 +175,7 @@ def fetch_verdict_costs(run_ids: list[int]) -> dict[int, tuple[int, float, int, 
         .order_by()
     )
     return {
-        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else 0.0, costed, simulated)
+        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else np.nan, costed, simulated)
         for judge_version_id, verdicts, costed, cost, simulated in rows
     }
 
@@ -189,6 +203,7 @@ def load_calibration(
         selection = RunSelection(run_ids=named)
     runs = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
     query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source)
+    # Every verdict of the runs: its judge ids size the packed rows.
     costs = fetch_verdict_costs(runs)
     query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
         runs, max(costs, default=0)
@@ -196,6 +211,10 @@ def load_calibration(
     item_of_row = np.searchsorted(query_ids, query_of_row)
     in_version = item_of_row < len(query_ids)
     in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]
+    if not in_version.all():
+        # Some verdicts are on items outside the report (another source, an unsure item):
+        # count and price only the report's, as every other column does.
+        costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source))
     judges = load_judge_columns(np.unique(judge_of_row[in_version]))
     column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row[in_version])
     item_of_row = item_of_row[in_version]
@@ -203,8 +222,8 @@ def load_calibration(
     decision_of_row = decision_of_row[in_version]
     n_items, n_judges = len(query_ids), len(judges)
     counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row, n_items, n_judges)
-    verdicts = np.array([costs.get(judge.id, (0, 0.0))[0] for judge in judges], dtype=np.int64)
-    cost_sum = np.array([costs.get(judge.id, (0, 0.0))[1] for judge in judges], dtype=np.float64)
+    verdicts = np.array([costs.get(judge.id, (0, np.nan))[0] for judge in judges], dtype=np.int64)
+    cost_sum = np.array([costs.get(judge.id, (0, np.nan))[1] for judge in judges], dtype=np.float64)
     latencies = [values[~np.isnan(values)] for values in split_by_column(latency_of_row, column_of_row, n_judges)]
     return CalibrationData(
         gold_set_version=gold_set_version,
@@ -220,7 +239,6 @@ def load_calibration(
         cost_sum=cost_sum,
         latencies=latencies,
         rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row[in_version], latency_of_row),
-        unmeasured_cost=frozenset(judge_id for judge_id, (_, _, costed, _) in costs.items() if not costed),
         simulated_verdicts={judge_id: simulated for judge_id, (*_, simulated) in costs.items()},
     )
 

@@ -139,17 +139,24 @@ def ensemble_scatter(points: list[dict]) -> dict:
 
     The margins leave room for the widest tick text at both ends, the axis title sits above
     the top tick, and each Pareto point carries its name (the others keep a hover title).
+    A point whose cost is unknown (a member without a measured cost) has no place on the
+    cost axis: it is listed in `left_off` with its note, never drawn at $0.
     """
+    left_off = [
+        {"name": point_name(p), "cost_note": p.get("cost_note", "")}
+        for p in points
+        if p["cost_per_accepted_usd"] is None and p.get("cost_note")
+    ]
     shown = [dict(p) for p in points if p["cost_per_accepted_usd"] is not None and p["catch_rate"] is not None]
     if not shown:
-        return {"points": [], "frontier": "", "ticks_x": [], "ticks_y": []}
+        return {"points": [], "frontier": "", "ticks_x": [], "ticks_y": [], "left_off": left_off}
     costs = [p["cost_per_accepted_usd"] for p in shown]
     low, high = min(costs), max(costs)
     left, right, top, bottom = MARGIN + 20, CHART_WIDTH - 56, 34, CHART_HEIGHT - MARGIN
     for p in shown:
         p["cx"] = scale(p["cost_per_accepted_usd"], low, high, left, right)
         p["cy"] = scale(p["catch_rate"], 0, 1, bottom, top)
-        p["name"] = f"{' + '.join(p['members'])} ({p['rule']})"
+        p["name"] = point_name(p)
         # Frontier points are drawn larger and red; points over the ceiling grey (by CSS class).
         p["r"] = 6 if p["pareto"] else 4
         p["fill"] = MISSED_COLOUR if p["pareto"] else ("" if p["over_ceiling"] else MAIN_COLOUR)
@@ -164,6 +171,7 @@ def ensemble_scatter(points: list[dict]) -> dict:
     ticks_y = [{"y": scale(v, 0, 1, bottom, top), "text": f"{v:.0%}"} for v in (0, 0.25, 0.5, 0.75, 1)]
     return {
         "points": shown,
+        "left_off": left_off,
         "frontier": " ".join(f"{p['cx']},{p['cy']}" for p in frontier),
         "frontier_points": frontier,
         "ticks_x": ticks_x,
@@ -180,6 +188,11 @@ def ensemble_scatter(points: list[dict]) -> dict:
         "x_title": {"x": right, "y": bottom + 34},
         "y_title": {"x": left - LABEL_GAP, "y": 14},
     }
+
+
+def point_name(point: dict) -> str:
+    """Name an ensemble point by its members and rule."""
+    return f"{' + '.join(point['members'])} ({point['rule']})"
 
 
 def usd_tick(value: float) -> str:

@@ -2,14 +2,19 @@
 
 A chunk is claimed with a conditional update (healthchecks' pattern), so two deliveries
 of its task never work it at once; an expired lease means the holder died and the chunk
-may be claimed again. The items already judged are read from the verdicts themselves, so
-a redelivered or resumed chunk judges only what is missing.
+may be claimed again. Each claim draws a new lease token, and the lease is renewed,
+finished and released only under it: a worker whose lease lapsed and was taken over
+finds out at its next renewal and stops, and can end nobody else's work. The items
+already judged are read from the verdicts themselves, so a redelivered or resumed chunk
+judges only what is missing.
 """
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 
+from django.conf import settings
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
@@ -17,20 +22,54 @@ from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verd
 from labelling.models import GoldSetVersionItem
 from probes.selectors import catalogue_get_latest
 
-LEASE = timedelta(minutes=5)
+
+def lease_duration() -> timedelta:
+    """How long a lease lasts unrenewed (JUDGES_CHUNK_LEASE_S)."""
+    return timedelta(seconds=settings.JUDGES_CHUNK_LEASE_S)
 
 
 def chunk_claim(*, chunk_id: int) -> RunChunk | None:
-    """Take the chunk if it is pending or its lease has expired; return None if someone else has it."""
+    """Take the chunk if it is pending or its lease has expired; return None if someone else has it.
+
+    The chunk returned carries this claim's `lease_token`.
+    """
     now = timezone.now()
+    token = uuid.uuid4().hex
     claimed = (
         RunChunk.objects.filter(pk=chunk_id)
         .filter(Q(status=ChunkStatus.PENDING) | Q(status=ChunkStatus.RUNNING, lease_until__lt=now))
-        .update(status=ChunkStatus.RUNNING, lease_until=now + LEASE, attempts=F("attempts") + 1, updated_at=now)
+        .update(
+            status=ChunkStatus.RUNNING,
+            lease_until=now + lease_duration(),
+            lease_token=token,
+            attempts=F("attempts") + 1,
+            updated_at=now,
+        )
     )
     if not claimed:
         return None
-    return RunChunk.objects.select_related("run__gold_set_version", "judge_version").get(pk=chunk_id)
+    chunk = RunChunk.objects.select_related("run__gold_set_version", "judge_version").get(pk=chunk_id)
+    if chunk.lease_token != token:
+        return None  # claimed and lost again in between (a lease shorter than this read)
+    return chunk
+
+
+def _held(chunk: RunChunk):
+    """The chunk's row, as long as this holder's lease is the one on it."""
+    return RunChunk.objects.filter(pk=chunk.pk, status=ChunkStatus.RUNNING, lease_token=chunk.lease_token)
+
+
+def chunk_lease_renew(*, chunk: RunChunk, **figures) -> bool:
+    """Extend this holder's lease (and store the chunk's figures); False if the lease is no longer its."""
+    now = timezone.now()
+    return bool(_held(chunk).update(lease_until=now + lease_duration(), updated_at=now, **figures))
+
+
+def chunk_done(*, chunk: RunChunk) -> bool:
+    """Mark the chunk done under this holder's lease; False if the lease is no longer its."""
+    return bool(
+        _held(chunk).update(status=ChunkStatus.DONE, lease_until=None, lease_token="", updated_at=timezone.now())
+    )
 
 
 def chunk_next_claim(*, run_id: int, judge_version_id: int) -> RunChunk | None:
@@ -50,9 +89,28 @@ def chunk_pending_ids(*, run_id: int, judge_version_id: int, limit: int = 8) -> 
     )
 
 
-def chunk_release(*, chunk: RunChunk) -> None:
-    """Hand a chunk back (run stopped): a resume picks it up where its verdicts end."""
-    RunChunk.objects.filter(pk=chunk.pk).update(status=ChunkStatus.PENDING, lease_until=None, updated_at=timezone.now())
+def chunk_release(*, chunk: RunChunk) -> bool:
+    """Hand a chunk back (run stopped): a resume picks it up where its verdicts end.
+
+    Only under this holder's lease: False (and nothing changed) if another worker holds it now.
+    """
+    return bool(
+        _held(chunk).update(status=ChunkStatus.PENDING, lease_until=None, lease_token="", updated_at=timezone.now())
+    )
+
+
+def chunks_expired_release(*, run_id: int) -> int:
+    """Hand back the run's chunks whose lease expired (their workers died); return how many.
+
+    A chunk whose lease is current is left alone: its worker is still judging it and will
+    go on (or hand it back itself), so releasing it would pay for its items twice.
+    """
+    now = timezone.now()
+    return (
+        RunChunk.objects.filter(run_id=run_id, status=ChunkStatus.RUNNING)
+        .filter(Q(lease_until__lt=now) | Q(lease_until__isnull=True))
+        .update(status=ChunkStatus.PENDING, lease_until=None, lease_token="", updated_at=now)
+    )
 
 
 def chunk_verdicts(*, chunk: RunChunk):

@@ -2,8 +2,8 @@
 
 No figure is defined here. Each run's catch and false-reject rates are `metrics.rates` of
 that run alone, loaded by `load_calibration` with a selection of one run (the same call the
-dashboard makes for a run selection); the confusion matrix counts `metrics.majority_outcomes`
-(the tie rule) against the gold labels with `metrics.confusion_matrix`.
+dashboard makes for a run selection); the confusion matrix counts `confusion.majority_outcomes`
+(the tie rule) against the gold labels with `confusion.confusion_matrix`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from judges import metrics
+from judges import confusion, metrics
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.charts import PALETTE
 from judges.models import CalibrationRun
@@ -62,13 +62,13 @@ def confusion_tables(*, data: CalibrationData) -> list[dict]:
     """Return, per judge column, its gold × majority-decision table with each cell's count."""
     tables = []
     for column, judge in enumerate(data.judges):
-        matrix = metrics.confusion_matrix(metrics.majority_outcomes(data.counts, column), data.is_wrong)
+        matrix = confusion.confusion_matrix(confusion.majority_outcomes(data.counts, column), data.is_wrong)
         rows = [
             {
                 "gold": gold,
                 "cells": [
                     {"gold": gold, "decision": decision, "count": int(matrix[r, c])}
-                    for c, decision in enumerate(metrics.OUTCOMES)
+                    for c, decision in enumerate(confusion.OUTCOMES)
                 ],
             }
             for r, gold in enumerate(GOLD_ROWS)
@@ -82,17 +82,17 @@ def confusion_cell_items(*, data: CalibrationData, judge_version_id: int, gold: 
 
     Raises ValueError for an unknown judge, gold row or decision.
     """
-    if gold not in GOLD_ROWS or decision not in metrics.OUTCOMES:
+    if gold not in GOLD_ROWS or decision not in confusion.OUTCOMES:
         raise ValueError(
-            f"gold must be one of {', '.join(GOLD_ROWS)} and decision one of {', '.join(metrics.OUTCOMES)}"
+            f"gold must be one of {', '.join(GOLD_ROWS)} and decision one of {', '.join(confusion.OUTCOMES)}"
         )
     columns = [column for column, judge in enumerate(data.judges) if judge.id == judge_version_id]
     if not columns:
         raise ValueError("That judge version has no verdicts in this run selection.")
     column = columns[0]
-    outcomes = metrics.majority_outcomes(data.counts, column)
+    outcomes = confusion.majority_outcomes(data.counts, column)
     in_gold = data.is_wrong if gold == "wrong" else ~data.is_wrong
-    rows = np.flatnonzero(in_gold & (outcomes == metrics.OUTCOMES.index(decision)))
+    rows = np.flatnonzero(in_gold & (outcomes == confusion.OUTCOMES.index(decision)))
     items = [
         {
             "query_id": int(data.query_ids[row]),

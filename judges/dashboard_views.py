@@ -161,7 +161,7 @@ def dashboard(request, version_id: int):
             heatmap(data.judges, report["pairs"], "both_missed"),
             heatmap(data.judges, report["pairs"], "miss_jaccard"),
         ],
-        "upset": upset_chart(data.judges, miss_patterns(data.probs, data.is_wrong)),
+        "upset": upset_chart(data.judges, miss_patterns(data.draws, data.is_wrong)),
         "scatter": ensemble_scatter(points),
         "class_chart": error_class_chart(report),
         "rules": ENSEMBLE_RULES,
@@ -241,9 +241,9 @@ def dashboard_missed(request, version_id: int):
     if exact:
         pattern = np.zeros(len(data.judges), dtype=bool)
         pattern[columns] = True
-        rows, probability = missed_exactly(data.probs, data.is_wrong, pattern)
+        rows, probability = missed_exactly(data.draws, data.is_wrong, pattern)
     elif columns:
-        rows, probability = missed_by_all(data.probs, data.is_wrong, columns)
+        rows, probability = missed_by_all(data.draws, data.is_wrong, columns)
     else:
         rows, probability = np.array([], dtype=int), np.array([])
     items = [

@@ -1,142 +1,83 @@
-"""What judges miss and catch together, as pure numpy functions: no ORM, no I/O. The definitions.
+"""What judges catch and miss together, as pure numpy functions: no ORM, no I/O. The definitions.
 
 The per-judge figures (rates, intervals, the tie rule, κ, costs) are `judges.metrics`;
-this module builds on them for pairs, miss patterns and ensembles. README.md
-("Definitions") states the same rules.
+the draws and their alignment are `judges.draws`. README.md ("Definitions") states the
+same rules.
 
-- **Missed** is always an expected count: an item is missed by a judge with probability
-  1 − p. "Both missed" = Σ over wrong items judged by both of (1 − pₐ)(1 − p_b); an UpSet
-  bar = Σ over wrong items judged by every judge of Π (1 − pⱼ) for the judges in the
-  pattern × Π pⱼ for the others. The dashboard's click-through lists show these
-  per-item probabilities, which sum to the number clicked.
-- **Ensembles are scored as deployed**: on one draw per member. Draw r of a judge on an
-  item is its r-th answered verdict there, ordered by (run, repeat); draw r of every member
-  is combined into one decision, and an item's ensemble reject probability is the mean over
-  its aligned draws (r < the fewest answered verdicts of any member). Rules: any (≥ 1
-  member rejects), majority (the tie rule), k_of_n (≥ k; 1 ≤ k ≤ n or refused), stacked (a
-  logistic regression over the members' single-draw decisions, trained and scored
-  out-of-fold with folds grouped by item). One attempt costs one generation plus one
-  verdict of every member (its mean cost per verdict); latency per attempt is the max
-  (parallel) or the sum (sequential) of the members' latencies on that very draw.
-  Ensembles and Pareto points are computed on one common item set: the items every judge
-  in the selection judged.
+- **One definition of "together": aligned draws.** Draw r of a judge on an item is its
+  r-th answered verdict there, ordered by (run, repeat); draw r of several judges is
+  aligned when each of them has one. Every joint figure is the mean, over an item's
+  aligned draws, of what those draws decided; items without an aligned draw are left out.
+- **Ensembles are scored as deployed**: draw r of every member is combined into one
+  decision, and an item's ensemble reject probability is the mean over its aligned draws.
+  Rules: any (≥ 1 member rejects), majority (the tie rule), k_of_n (≥ k; 1 ≤ k ≤ n or
+  refused, `judges.metrics.k_of_n_problem`), stacked (a logistic regression over the
+  members' single-draw decisions, trained and scored out-of-fold with folds grouped by
+  item). `ensemble_metrics` is the one implementation: a pair's union
+  (`pair_overlap`) and the ladder's cumulative catch (`judges.ladder`) are its `any`
+  ensemble of those members.
+- **Missed** is an expected count over those same draws: "both missed" = Σ over wrong
+  items of the share of the pair's aligned draws on which neither rejects (= the items
+  × (1 − union catch)); an UpSet bar = Σ over wrong items of the share of aligned draws of
+  every judge on which exactly the judges of the pattern miss. The dashboard's
+  click-through lists show these per-item shares, which sum to the number clicked.
+- **Costs.** One attempt costs one generation plus one verdict of every member (its mean
+  cost per verdict); a member whose cost was never measured makes the ensemble's cost
+  unknown (None), never $0, and such a point is left off the Pareto frontier. Latency per
+  attempt is the max (parallel) or the sum (sequential) of the members' latencies on that
+  very draw. Ensembles and Pareto points are computed on one common item set: the items
+  every judge in the selection judged.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedGroupKFold, cross_val_predict
 
+from judges.draws import (
+    DrawTable,
+    aligned_bits,
+    bit_count,
+    draws_from_decisions,
+    draws_from_rows,
+    mean_over_aligned,
+    member_draws,
+    share_of_aligned,
+)
 from judges.metrics import (
-    ERROR,
+    ACCEPT,
     MISSING,
     REJECT,
     attempts_per_accepted,
-    cohen_kappa,
+    cohen_kappa_of_table,
     cost_per_accepted,
+    k_of_n_problem,
     latency_percentiles,
     rates,
 )
 
 ENSEMBLE_RULES = ("any", "majority", "k_of_n", "stacked")
-
-
-def pair_overlap(probs_a: np.ndarray, probs_b: np.ndarray, is_wrong: np.ndarray) -> dict:
-    """Return miss-set overlap and the "reject if either rejects" rates of two judges.
-
-    Only items judged by both count. Misses are expected counts: Σ (1 − reject_prob).
-    """
-    both = ~np.isnan(probs_a) & ~np.isnan(probs_b)
-    wrong = both & is_wrong
-    correct = both & ~is_wrong
-    miss_a = 1 - probs_a[wrong]
-    miss_b = 1 - probs_b[wrong]
-    both_missed = float((miss_a * miss_b).sum())
-    missed_either = float(miss_a.sum() + miss_b.sum()) - both_missed
-    union = 1 - (1 - probs_a) * (1 - probs_b)
-    return {
-        "items": int(both.sum()),
-        "missed_a": float(miss_a.sum()),
-        "missed_b": float(miss_b.sum()),
-        "both_missed": both_missed,
-        "miss_jaccard": both_missed / missed_either if missed_either > 0 else None,
-        "union_catch_rate": float(union[wrong].mean()) if wrong.any() else None,
-        "union_false_reject_rate": float(union[correct].mean()) if correct.any() else None,
-        "kappa": cohen_kappa(probs_a[both], probs_b[both]),
-    }
-
-
-def missed_by_all(probs: np.ndarray, is_wrong: np.ndarray, columns: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Return (wrong item rows, probability every judge in `columns` misses it), sorted.
-
-    Rows are the wrong items judged by every one of the judges with a non-zero
-    probability, most likely first; for two judges the probabilities sum to the pair's
-    `both_missed`.
-    """
-    chosen = probs[:, columns]
-    scored = is_wrong & ~np.isnan(chosen).any(axis=1)
-    probability = np.where(scored, np.prod(1 - np.nan_to_num(chosen), axis=1), 0.0)
-    return sorted_nonzero(probability)
-
-
-def missed_exactly(probs: np.ndarray, is_wrong: np.ndarray, pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return (wrong item rows, probability exactly the judges flagged in `pattern` miss it), sorted.
-
-    Items count when every judge judged them (the UpSet chart's item set); the
-    probabilities sum to the pattern's UpSet bar.
-    """
-    pattern = np.asarray(pattern, dtype=bool)
-    scored = is_wrong & ~np.isnan(probs).any(axis=1)
-    clean = np.nan_to_num(probs)
-    factors = np.where(pattern[np.newaxis, :], 1 - clean, clean)
-    probability = np.where(scored, np.prod(factors, axis=1), 0.0)
-    return sorted_nonzero(probability)
-
-
-def sorted_nonzero(probability: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return rows with a non-zero probability, largest first (ties by row), and their values."""
-    rows = np.flatnonzero(probability > 0)
-    order = np.lexsort((rows, -probability[rows]))
-    return rows[order], probability[rows[order]]
-
-
-def miss_patterns(probs: np.ndarray, is_wrong: np.ndarray) -> dict[tuple[bool, ...], float]:
-    """Return the expected number of wrong items per exact miss pattern (True = that judge misses).
-
-    Over wrong items judged by every judge: Σ_items Π_j (1 − pⱼ if j misses else pⱼ).
-    Patterns with zero expected size are left out; the values sum to the number of such
-    items, and all patterns but the all-caught one sum to Σ (1 − Π pⱼ).
-    """
-    scored = is_wrong & ~np.isnan(probs).any(axis=1)
-    rows = probs[scored]
-    weights = {(): np.ones(len(rows))}
-    for column in range(probs.shape[1]):
-        grown = {}
-        for pattern, weight in weights.items():
-            for missed, factor in ((True, 1 - rows[:, column]), (False, rows[:, column])):
-                product = weight * factor
-                if product.any():
-                    grown[(*pattern, missed)] = product
-        weights = grown
-    return {pattern: float(weight.sum()) for pattern, weight in weights.items()} if len(rows) else {}
+# Re-exported: the draws were defined here first, and callers import them from here.
+__all__ = ["DrawTable", "draws_from_decisions", "draws_from_rows"]
 
 
 def threshold_for(rule: str, n_members: int, k: int | None = None) -> int:
     """Return how many of n answering members must reject for the ensemble to reject.
 
     "majority" follows the tie rule (`majority_rejects`): strictly more than half. k out of
-    1..n is refused, never clamped.
+    1..n is refused (`k_of_n_problem`, the check triage policies use too), never clamped.
     """
     if rule == "any":
         return 1
     if rule == "majority":
         return n_members // 2 + 1
     if rule == "k_of_n":
-        if k is None or not 1 <= k <= n_members:
-            raise ValueError(f"k must be between 1 and {n_members} (the number of judges chosen); got {k!r}")
+        problem = k_of_n_problem(k, n_members)
+        if problem:
+            raise ValueError(problem)
         return k
     raise ValueError(f"unknown ensemble rule {rule!r}; use one of {', '.join(ENSEMBLE_RULES)}")
 
@@ -151,48 +92,6 @@ def ensemble_description(member_labels: list[str], rule: str, k: int | None = No
         return f"{joined}: one judge (k=1)"
     k_used = threshold_for(rule, n, k)
     return f"{joined}: at least {k_used} of {n} reject ({rule}, k={k_used})"
-
-
-@dataclass(frozen=True)
-class DrawTable:
-    """Answered verdicts as draws: items × judges × draw slot (draw r = r-th answered verdict)."""
-
-    decisions: np.ndarray  # int8: ACCEPT, REJECT or MISSING
-    latency: np.ndarray  # float64, NaN where MISSING
-
-
-def draws_from_rows(item_index, judge_index, decision, draw_key, latency, n_items: int, n_judges: int) -> DrawTable:
-    """Lay answered verdict rows out as draws, ordered within each item × judge by draw_key.
-
-    draw_key orders a judge's verdicts on an item (Docket uses run × 2¹⁶ + repeat); errors
-    are dropped, so draw r is the r-th *answered* verdict.
-    """
-    decision = np.asarray(decision)
-    keep = decision != ERROR
-    item = np.asarray(item_index, dtype=np.int64)[keep]
-    judge = np.asarray(judge_index, dtype=np.int64)[keep]
-    code = decision[keep]
-    key = np.asarray(draw_key, dtype=np.int64)[keep]
-    values = np.asarray(latency, dtype=float)[keep]
-    cell = judge * n_items + item
-    order = np.lexsort((key, cell))
-    cell_sorted = cell[order]
-    slot = np.arange(len(order)) - np.searchsorted(cell_sorted, cell_sorted, side="left")
-    n_slots = int(slot.max()) + 1 if len(slot) else 0
-    decisions = np.full((n_items, n_judges, n_slots), MISSING, dtype=np.int8)
-    latencies = np.full((n_items, n_judges, n_slots), np.nan)
-    decisions[item[order], judge[order], slot] = code[order]
-    latencies[item[order], judge[order], slot] = values[order]
-    return DrawTable(decisions=decisions, latency=latencies)
-
-
-def draws_from_decisions(decisions: np.ndarray, latency: np.ndarray | None = None) -> DrawTable:
-    """Build draws from an items × judges × repeats array of decision codes (tests, tools)."""
-    decisions = np.asarray(decisions)
-    items, judges, repeats = np.nonzero(decisions != MISSING)
-    codes = decisions[items, judges, repeats]
-    lat = np.zeros(len(codes)) if latency is None else np.asarray(latency, dtype=float)[items, judges, repeats]
-    return draws_from_rows(items, judges, codes, repeats, lat, decisions.shape[0], decisions.shape[1])
 
 
 def stacked_decisions(features: np.ndarray, is_wrong: np.ndarray, groups: np.ndarray, cv=None) -> np.ndarray:
@@ -227,7 +126,7 @@ def ensemble_draw_decisions(
     `member_decisions` is items × members × draws; draw r is aligned when every member
     answered its r-th draw. Decisions are 1 (reject), 0, or NaN (stacked, undefined).
     """
-    aligned = (member_decisions != MISSING).all(axis=1)
+    aligned = (member_decisions != MISSING).all(axis=1) & (member_decisions.shape[1] > 0)
     n_members = member_decisions.shape[1]
     if rule == "stacked":
         rows, slots = np.nonzero(aligned)
@@ -240,44 +139,96 @@ def ensemble_draw_decisions(
     return (rejects >= threshold_for(rule, n_members, k)).astype(float), aligned
 
 
+def ensemble_reject_probability(
+    draws: DrawTable,
+    members: list[int],
+    rule: str,
+    *,
+    items: np.ndarray | None = None,
+    is_wrong: np.ndarray | None = None,
+    k: int | None = None,
+    cv=None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return (reject probability per scored item, aligned draws) of an ensemble on single draws.
+
+    Rows are the items of `items` (all when None); an item's probability is the mean of
+    the ensemble's decisions over its aligned draws, NaN when it has none. The `any` rule
+    reads the draws' reject bits: the share of aligned draws with a reject bit in any member.
+    """
+    if rule == "any":
+        n_aligned, bits = aligned_bits(draws, members, items)
+        caught = bit_count(np.bitwise_or.reduce(bits, axis=1)) if len(members) else np.zeros(len(n_aligned))
+        # Answered draws fill the first slots, so the aligned ones are slots below n_aligned.
+        aligned = np.arange(draws.decisions.shape[2]) < n_aligned[:, np.newaxis]
+        return share_of_aligned(caught, n_aligned), aligned
+    member_decisions, _ = member_draws(draws, members, items)
+    wrong = None if is_wrong is None else (np.asarray(is_wrong) if items is None else np.asarray(is_wrong)[items])
+    decisions, aligned = ensemble_draw_decisions(member_decisions, rule, is_wrong=wrong, k=k, cv=cv)
+    return mean_over_aligned(decisions, aligned), aligned
+
+
+def members_cost(cost_per_verdict, members: list[int]) -> float | None:
+    """Return the members' summed cost per verdict; None when any member's cost is unknown (NaN)."""
+    if cost_per_verdict is None:
+        return None
+    total = float(np.sum(np.asarray(cost_per_verdict, dtype=float)[members]))
+    return None if math.isnan(total) else total
+
+
+def ensemble_rates(
+    draws: DrawTable,
+    is_wrong: np.ndarray,
+    members: list[int],
+    rule: str,
+    *,
+    items: np.ndarray | None = None,
+    k: int | None = None,
+    cv=None,
+) -> tuple[dict, np.ndarray]:
+    """Return (catch / false-reject / flag rates with items, draws and k; aligned draws) of an ensemble.
+
+    The rates part of `ensemble_metrics`, which pairs and the ladder read without costs or
+    latencies: `metrics.rates` of the ensemble's reject probability on `items` (all when None).
+    """
+    items = np.ones(len(is_wrong), dtype=bool) if items is None else np.asarray(items, dtype=bool)
+    combined, aligned = ensemble_reject_probability(draws, members, rule, items=items, is_wrong=is_wrong, k=k, cv=cv)
+    result = rates(combined, np.asarray(is_wrong)[items])
+    result["items"] = int(items.sum())
+    result["draws"] = int(aligned.sum())
+    result["k"] = None if rule == "stacked" else threshold_for(rule if len(members) > 1 else "any", len(members), k)
+    return result, aligned
+
+
 def ensemble_metrics(
     draws: DrawTable,
     is_wrong: np.ndarray,
     members: list[int],
     rule: str,
     *,
-    items: np.ndarray,
-    cost_per_verdict: np.ndarray,
+    items: np.ndarray | None = None,
+    cost_per_verdict: np.ndarray | None = None,
     generation_cost: float = 0.0,
     k: int | None = None,
     cv=None,
 ) -> dict:
     """Return rates, cost per accepted and latency of an ensemble deployed on single draws.
 
-    `items` marks the item set scored (the dashboard passes the items every judge judged).
-    An item's reject probability is the mean of the ensemble's decisions over its aligned
-    draws. One attempt costs one generation plus one verdict of each member; latency is the
-    max (parallel) or the sum (sequential) of the members' latencies on the same draw.
+    The product's one definition of "these judges together" (its rates are `ensemble_rates`).
+    `items` marks the item set scored (the dashboard passes the items every judge judged;
+    all when None). An item's reject probability is the mean of the ensemble's decisions
+    over its aligned draws. One attempt costs one generation plus one verdict of each
+    member (None when a member's cost is unknown, NaN in `cost_per_verdict`, or no costs
+    are given); latency is the max (parallel) or the sum (sequential) of the members'
+    latencies on the same draw.
     """
-    items = np.asarray(items, dtype=bool)
-    member_decisions = draws.decisions[items][:, members, :]
-    wrong = np.asarray(is_wrong)[items]
-    decisions, aligned = ensemble_draw_decisions(member_decisions, rule, is_wrong=wrong, k=k, cv=cv)
-    n_aligned = aligned.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        combined = np.where(
-            n_aligned > 0, np.where(aligned, decisions, 0).sum(axis=1) / np.maximum(n_aligned, 1), np.nan
-        )
-    result = rates(combined, wrong)
-    review_cost = float(np.sum(np.asarray(cost_per_verdict)[members]))
-    result["items"] = int(items.sum())
-    result["draws"] = int(aligned.sum())
-    result["k"] = None if rule == "stacked" else threshold_for(rule if len(members) > 1 else "any", len(members), k)
-    result["cost_per_attempt_usd"] = generation_cost + review_cost
+    items = np.ones(len(is_wrong), dtype=bool) if items is None else np.asarray(items, dtype=bool)
+    result, aligned = ensemble_rates(draws, is_wrong, members, rule, items=items, k=k, cv=cv)
+    review_cost = members_cost(cost_per_verdict, members)
+    result["cost_per_attempt_usd"] = None if review_cost is None else generation_cost + review_cost
     result["attempts_per_accepted"] = attempts_per_accepted(result["flag_rate"])
     result["cost_per_accepted_usd"] = cost_per_accepted(result["flag_rate"], review_cost, generation_cost)
     # Aligned draws have every member's latency; the others are dropped.
-    latency = draws.latency[items][:, members, :]
+    latency = draws.latency[:, members, :][items]
     parallel = latency.max(axis=1)[aligned] if latency.size else np.empty(0)
     sequential = latency.sum(axis=1)[aligned] if latency.size else np.empty(0)
     result["latency_ms_parallel_p50"], result["latency_ms_parallel_p95"] = latency_percentiles(parallel)
@@ -285,14 +236,112 @@ def ensemble_metrics(
     return result
 
 
-def pareto_frontier(costs: list[float], catches: list[float]) -> list[bool]:
-    """Mark points no other point beats on both cost (lower) and catch rate (higher)."""
+def pair_overlap(draws: DrawTable, is_wrong: np.ndarray, a: int, b: int) -> dict:
+    """Return miss-set overlap, the union ("reject if either rejects") and κ of two judges.
+
+    Everything is on the pair's aligned draws: the items are those with at least one (both
+    judges answered), each counts once (the mean over its aligned draws), and the union is
+    the two-member `any` ensemble (`ensemble_rates`, the rates of `ensemble_metrics`) on
+    those items. Misses are expected counts, so both_missed = wrong items × (1 − union_catch_rate).
+    """
+    n_aligned, bits = aligned_bits(draws, [a, b])
+    rejects_a, rejects_b = bits[:, 0, :], bits[:, 1, :]
+    paired = n_aligned > 0
+    wrong = paired & np.asarray(is_wrong, dtype=bool)
+
+    def share(rejected_bits) -> np.ndarray:
+        return share_of_aligned(bit_count(rejected_bits), n_aligned)
+
+    reject_a, reject_b, reject_both = share(rejects_a), share(rejects_b), share(rejects_a & rejects_b)
+    missed_a, missed_b = 1 - reject_a, 1 - reject_b
+    share_both_missed = 1 - share(rejects_a | rejects_b)
+    union, _ = ensemble_rates(draws, is_wrong, [a, b], "any", items=paired)
+    both_missed = float(share_both_missed[wrong].sum())
+    missed_either = float(missed_a[wrong].sum() + missed_b[wrong].sum()) - both_missed
+    # The 2×2 table of aligned draws (each item weighs one): rows a accepts/rejects, columns b.
+    cells = [[share_both_missed, reject_b - reject_both], [reject_a - reject_both, reject_both]]
+    table = np.array([[float(cell[paired].sum()) for cell in row] for row in cells])
+    return {
+        "items": int(paired.sum()),
+        "missed_a": float(missed_a[wrong].sum()),
+        "missed_b": float(missed_b[wrong].sum()),
+        "both_missed": both_missed,
+        "miss_jaccard": both_missed / missed_either if missed_either > 1e-12 else None,
+        "union_catch_rate": union["catch_rate"],
+        "union_false_reject_rate": union["false_reject_rate"],
+        "kappa": cohen_kappa_of_table(table) if paired.any() else None,
+    }
+
+
+def missed_by_all(draws: DrawTable, is_wrong: np.ndarray, columns: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Return (wrong item rows, share of aligned draws on which every judge of `columns` misses), sorted.
+
+    That share is 1 − the `any` ensemble's reject probability; rows are the wrong items
+    with a non-zero share, largest first. For two judges the shares sum to the pair's
+    `both_missed`.
+    """
+    caught, _ = ensemble_reject_probability(draws, columns, "any")
+    scored = np.asarray(is_wrong, dtype=bool) & ~np.isnan(caught)
+    return sorted_nonzero(np.where(scored, 1 - np.nan_to_num(caught), 0.0))
+
+
+def missed_exactly(draws: DrawTable, is_wrong: np.ndarray, pattern: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (wrong item rows, share of aligned draws on which exactly the judges in `pattern` miss), sorted.
+
+    Aligned draws of every judge (the UpSet chart's items and draws); the shares sum to the
+    pattern's UpSet bar.
+    """
+    pattern = np.asarray(pattern, dtype=bool)
+    decisions, aligned = member_draws(draws, list(range(draws.decisions.shape[1])))
+    matches = ((decisions == ACCEPT) == pattern[np.newaxis, :, np.newaxis]).all(axis=1)
+    share = mean_over_aligned(matches, aligned)
+    scored = np.asarray(is_wrong, dtype=bool) & ~np.isnan(share)
+    return sorted_nonzero(np.where(scored, np.nan_to_num(share), 0.0))
+
+
+def sorted_nonzero(probability: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return rows with a non-zero probability, largest first (ties by row), and their values."""
+    rows = np.flatnonzero(probability > 0)
+    order = np.lexsort((rows, -probability[rows]))
+    return rows[order], probability[rows[order]]
+
+
+def miss_patterns(draws: DrawTable, is_wrong: np.ndarray) -> dict[tuple[bool, ...], float]:
+    """Return the expected number of wrong items per exact miss pattern (True = that judge misses).
+
+    Over wrong items with an aligned draw of every judge: each aligned draw adds
+    1 / (the item's aligned draws) to the pattern it shows. Patterns never seen are left
+    out; the values sum to the number of such items.
+    """
+    n_judges = draws.decisions.shape[1]
+    decisions, aligned = member_draws(draws, list(range(n_judges)))
+    n_aligned = aligned.sum(axis=1)
+    scored = np.asarray(is_wrong, dtype=bool) & (n_aligned > 0)
+    rows, slots = np.nonzero(aligned & scored[:, np.newaxis])
+    if not len(rows):
+        return {}
+    missed = decisions[rows, :, slots] == ACCEPT
+    patterns, inverse = np.unique(missed, axis=0, return_inverse=True)
+    sizes = np.bincount(inverse.ravel(), weights=1 / n_aligned[rows], minlength=len(patterns))
+    return {tuple(bool(flag) for flag in pattern): float(size) for pattern, size in zip(patterns, sizes, strict=True)}
+
+
+def pareto_frontier(costs: list[float | None], catches: list[float | None]) -> list[bool]:
+    """Mark points no other point beats on both cost (lower) and catch rate (higher).
+
+    A point whose cost or catch is unknown (None or NaN) is never on the frontier and
+    never pushes another point off it: an unknown cost is not $0.
+    """
+    known = [
+        cost is not None and catch is not None and not (math.isnan(cost) or math.isnan(catch))
+        for cost, catch in zip(costs, catches, strict=True)
+    ]
     flags = []
     for i, (cost_i, catch_i) in enumerate(zip(costs, catches, strict=True)):
-        dominated = any(
+        dominated = known[i] and any(
             cost_j <= cost_i and catch_j >= catch_i and (cost_j < cost_i or catch_j > catch_i)
             for j, (cost_j, catch_j) in enumerate(zip(costs, catches, strict=True))
-            if j != i
+            if j != i and known[j]
         )
-        flags.append(not dominated)
+        flags.append(known[i] and not dominated)
     return flags

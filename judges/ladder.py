@@ -1,55 +1,47 @@
-"""The verification ladder table (seed 002) as pure functions over reject probabilities.
+"""The verification ladder table (seed 002) as pure functions over the rungs' draws.
 
 Rung by rung, in ladder order: the **cumulative** catch and false-reject rates of the
-rungs so far taken together (an item is rejected when any of them rejects: for rung k the
-reject probability is 1 − Π_{j≤k} (1 − pⱼ), the union `ensembles.pair_overlap` uses), and
-the **marginal catch** of rung k, what it adds over the rungs below: cumulative catch at k
-minus cumulative catch at k − 1 (at the first rung, its own catch). Catch and false reject
+rungs so far taken together — an item is rejected when any of them rejects, on aligned
+draws: rung k's row is the `any` ensemble of rungs 1..k (`judges.ensembles.ensemble_rates`,
+the rates of `ensemble_metrics`, the one definition of judges together, which the pairs'
+union uses too) — and the **marginal catch** of rung k, what it adds over the rungs below:
+cumulative catch at k minus cumulative catch at k − 1 (at the first rung, its own catch). Catch and false reject
 are `judges.metrics.rates` — the product's one definition of each.
 
 Every row rests on one item set, the items every rung judged (an `error` verdict says
 nothing about the SQL, so an item a rung could not check is left out of the whole table
-rather than changing the denominator from one row to the next).
+rather than changing the denominator from one row to the next). Each row's draws are the
+aligned draws of its own rungs; rungs are deterministic, so with one verdict per item the
+draw sets of all rows are the same.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from judges import metrics
+from judges.draws import DrawTable, aligned_counts
+from judges.ensembles import ensemble_rates
 
 RUNG_ORDER = ("parse", "plan", "run", "non_empty", "invariants")
 
 
-def ladder_items(probs: np.ndarray) -> np.ndarray:
-    """Return True for the items every rung judged (no NaN in the row)."""
-    probs = np.asarray(probs, dtype=float)
-    if probs.ndim != 2 or probs.shape[1] == 0:
-        return np.zeros(len(probs), dtype=bool)
-    return ~np.isnan(probs).any(axis=1)
+def ladder_items(draws: DrawTable, columns: list[int]) -> np.ndarray:
+    """Return True for the items every rung judged (each has at least one answered verdict)."""
+    return aligned_counts(draws, columns) > 0
 
 
-def cumulative_reject(probs: np.ndarray) -> np.ndarray:
-    """Return items × rungs: the probability that some rung up to and including k rejects."""
-    probs = np.asarray(probs, dtype=float)
-    return 1 - np.cumprod(1 - probs, axis=1)
-
-
-def ladder_table(*, rungs: list[str], probs: np.ndarray, is_wrong: np.ndarray) -> list[dict]:
+def ladder_table(*, rungs: list[str], draws: DrawTable, columns: list[int], is_wrong: np.ndarray) -> list[dict]:
     """Return the ladder table: one {"rung", "catch", "false_reject", "marginal_catch"} per rung.
 
-    `probs` is items × rungs (columns in the order of `rungs`, the ladder's order), NaN
-    where a rung has no answered verdict. Rates are None when the item set has no wrong
-    (catch) or no correct (false reject) item.
+    `columns` are the rungs' judge columns of `draws`, in the order of `rungs` (the
+    ladder's order). Rates are None when the item set has no wrong (catch) or no correct
+    (false reject) item.
     """
-    probs = np.asarray(probs, dtype=float).reshape(len(is_wrong), len(rungs))
-    keep = ladder_items(probs)
-    wrong = np.asarray(is_wrong, dtype=bool)[keep]
-    cumulative = cumulative_reject(probs[keep])
+    keep = ladder_items(draws, columns)
     table = []
     below = 0.0
-    for column, rung in enumerate(rungs):
-        figures = metrics.rates(cumulative[:, column], wrong)
+    for index, rung in enumerate(rungs):
+        figures, _ = ensemble_rates(draws, is_wrong, columns[: index + 1], "any", items=keep)
         catch = figures["catch_rate"]
         table.append(
             {

@@ -25,4 +25,4 @@ def ladder_report(*, data) -> list[dict]:
     if not rungs:
         return []
     columns = [column for _, column in rungs]
-    return ladder_table(rungs=[rung for rung, _ in rungs], probs=data.probs[:, columns], is_wrong=data.is_wrong)
+    return ladder_table(rungs=[rung for rung, _ in rungs], draws=data.draws, columns=columns, is_wrong=data.is_wrong)

@@ -25,7 +25,7 @@ from judges.loop_model import (
     simulate_questions,
     validate,
 )
-from judges.metrics import Z95
+from judges.metrics import Z95, percentile
 
 DEFAULT_DRAWS = 200
 DEFAULT_QUESTIONS = 2_000
@@ -43,12 +43,9 @@ def draw_rate(rng: np.random.Generator, measured: Measured, draws: int) -> np.nd
 
 
 def interval(values: np.ndarray) -> list[float] | None:
+    """Return the 2.5th and 97.5th percentiles of the finite draws (None without any)."""
     values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return None
-    low, high = np.percentile(values, [2.5, 97.5])
-    return [float(low), float(high)]
+    return percentile(values[np.isfinite(values)], [2.5, 97.5])
 
 
 def figure(value, draws) -> dict:
@@ -89,7 +86,8 @@ def checker_figures(
     costs = {
         "max_attempts": loop.max_attempts,
         "generation_cost_usd": loop.generation_cost_usd,
-        "check_cost_usd": checker.cost_usd,
+        # Unknown (None) becomes NaN, so every cost figure comes out unknown rather than $0.
+        "check_cost_usd": np.nan if checker.cost_usd is None else checker.cost_usd,
         "escalation_cost_usd": None if escalation is None else escalation.cost_usd,
     }
     point = loop_expectation(**point_args, **costs)
@@ -110,8 +108,11 @@ def checker_figures(
     result = {key: figure(point[key], spread[key]) for key in FIGURES[:5]}
     result["answered_share"] = figure(point["answered_share"], spread["answered_share"])
     for q in (50, 95, 99):
+        if not checker.latency_known:
+            result[f"latency_ms_p{q}"] = {"value": None, "ci95": None}
+            continue
         result[f"latency_ms_p{q}"] = figure(
-            np.percentile(point_sim["latency_ms"], q), np.percentile(drawn_sim["latency_ms"], q, axis=1)
+            percentile(point_sim["latency_ms"], q), percentile(drawn_sim["latency_ms"], q, axis=1)
         )
     return result
 
@@ -142,6 +143,7 @@ def loop_figures(
             "catch_rate": checker.catch.as_dict(),
             "false_reject_rate": checker.false_reject.as_dict(),
             "check_cost_usd": checker.cost_usd,
+            "notes": list(checker.notes),
         }
         entry.update(checker_figures(loop, checker, seed=seed, draws=draws, questions=questions))
         rows.append(entry)

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from judges.metrics import percentile
+
 DEFAULT_SEED = 20
 # Seed 000's entered defaults when nothing was measured: 71 % on the first retry, 40 % on the second.
 SEED_000_RETRY_SUCCESS = (0.71, 0.40)
@@ -60,14 +62,24 @@ class Measured:
 
 @dataclass(frozen=True)
 class CheckerInputs:
-    """A checker's measured rates, cost per check and latency samples (one array per member, summed)."""
+    """A checker's measured rates, cost per check and latency samples (one array per member, summed).
+
+    `cost_usd` is None when it was never measured (imported verdicts): every cost figure of
+    the loop is then unknown, never computed as $0. A member with an empty latency sample
+    makes the latency figures unknown the same way. `notes` say which.
+    """
 
     name: str
     catch: Measured
     false_reject: Measured
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
     latency_ms: tuple[np.ndarray, ...] = ()
     baseline: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def latency_known(self) -> bool:
+        return all(np.asarray(sample).size for sample in self.latency_ms)
 
 
 @dataclass(frozen=True)
@@ -119,7 +131,7 @@ def validate(loop: LoopInputs, checkers: Sequence[CheckerInputs]) -> None:
             (f"{checker.name} catch rate", checker.catch),
             (f"{checker.name} false-reject rate", checker.false_reject),
         ]
-        if not checker.cost_usd >= 0:
+        if checker.cost_usd is not None and not checker.cost_usd >= 0:
             raise ValueError(f"{checker.name}: cost per check must not be negative")
     for label, measured in rates:
         if measured is None or measured.value is None or not 0.0 <= measured.value <= 1.0:
@@ -301,13 +313,13 @@ def loop_inputs_dict(loop: LoopInputs) -> dict:
         "retry_success": [m.as_dict() for m in loop.retry_success],
         "max_attempts": loop.max_attempts,
         "generation_cost_usd": loop.generation_cost_usd,
-        "generation_latency_ms_p50": float(np.percentile(loop.generation_latency_ms, 50)),
+        "generation_latency_ms_p50": percentile(loop.generation_latency_ms, 50),
         "retry_pass_correct": None if loop.retry_pass_correct is None else loop.retry_pass_correct.as_dict(),
         "escalation": None
         if escalation is None
         else {
             "cost_usd": escalation.cost_usd,
             "accuracy": escalation.accuracy.as_dict(),
-            "latency_ms_p50": float(np.percentile(escalation.latency_ms, 50)),
+            "latency_ms_p50": percentile(escalation.latency_ms, 50),
         },
     }

@@ -19,7 +19,7 @@ from django.db.models import Avg, Count, Q
 
 from judges import policy_replay
 from judges.calibration_data import CalibrationData, load_calibration
-from judges.ensembles import ENSEMBLE_RULES
+from judges.ensembles import ENSEMBLE_RULES, members_cost
 from judges.loop_intervals import DEFAULT_DRAWS, loop_figures
 from judges.loop_model import (
     DEFAULT_SEED,
@@ -76,16 +76,17 @@ def checker_inputs_measure(*, data: CalibrationData, spec: str) -> CheckerInputs
     columns = [data.judge_index(ref) for ref in refs]
     if len(columns) == 1 and not rule:
         entry = judge_entry(data, columns[0], 0.0)
-        cost = float(entry["cost_per_verdict_usd"])
     else:
         rule = rule or "any"
         if rule not in ENSEMBLE_RULES:
             raise ValueError(f"unknown ensemble rule {rule!r}; use one of {', '.join(ENSEMBLE_RULES)}")
         entry = ensemble_entry(data, columns, rule)
-        cost = float(sum(data.cost_per_verdict[columns]))
+    # None when a member's verdicts carry no measured cost: the loop's costs are then unknown, not $0.
+    cost = members_cost(data.cost_per_verdict, columns)
     if entry["catch_rate"] is None or entry["false_reject_rate"] is None:
         raise ValueError(f"checker {spec!r} has no judged wrong or no judged correct item on {data.gold_set_version}")
     source = f"calibration on {data.gold_set_version}"
+    unmeasured = [data.judges[column].label for column in columns if not len(data.latencies[column])]
     return CheckerInputs(
         name=spec,
         catch=Measured(entry["catch_rate"], tuple_or_none(entry["catch_rate_ci95"]), entry["judged_wrong"], source),
@@ -94,7 +95,19 @@ def checker_inputs_measure(*, data: CalibrationData, spec: str) -> CheckerInputs
         ),
         cost_usd=cost,
         latency_ms=tuple(np.asarray(data.latencies[column], dtype=float) for column in columns),
+        notes=tuple(unknown_input_notes(data, columns, unmeasured)),
     )
+
+
+def unknown_input_notes(data: CalibrationData, columns: list[int], unmeasured_latency: list[str]) -> list[str]:
+    """Say which of a checker's inputs were never measured, so its figures say "–" and why."""
+    notes = []
+    unknown_cost = [data.judges[column].label for column in columns if np.isnan(data.cost_per_verdict[column])]
+    if unknown_cost:
+        notes.append(f"cost unknown: {', '.join(unknown_cost)} has no measured cost (imported without one)")
+    if unmeasured_latency:
+        notes.append(f"latency unknown: {', '.join(unmeasured_latency)} has no measured latency")
+    return notes
 
 
 def tuple_or_none(interval):

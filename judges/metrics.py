@@ -12,7 +12,18 @@ error-rate correction and drift monitor — is computed by a function of this mo
 - **Catch rate** = mean of p over judged wrong items; **false-reject rate** = mean of p over
   judged correct items; **flag rate** = mean of p over judged items. Each is the chance that
   one draw of the judge rejects an item drawn at random from the stratum. 95% Wilson
-  intervals use n = judged items of the stratum.
+  intervals use n = judged items of the stratum. Live rates (triage's drift monitor) are
+  the same function with each labelled live query weighted by 1 / P(it got a label):
+  weighted means, and the same Wilson interval on the effective n (the simple-random-sample
+  size with the weighted mean's variance), which is n itself when the weights are equal —
+  so calibration and live rates are one definition.
+- **Percentiles** (latencies, intervals from draws, queue times): `percentile`, numpy's
+  linear interpolation between closest ranks; nothing else computes one.
+- **k of n** (ensembles and the triage policy): 1 ≤ k ≤ n, else refused with the message of
+  `k_of_n_problem`.
+- **Cost**: a judge none of whose verdicts has a measured cost has an unknown cost (None),
+  never $0, and every figure built on it (cost per accepted, ensembles, Pareto, marginal
+  value, the loop lab) is unknown too.
 - **Flip rate** = share of items with ≥ 2 answered verdicts on which the judge both
   accepted and rejected.
 - **The tie rule** (one for the whole product): a majority needs strictly more than half
@@ -38,6 +49,9 @@ ACCEPT, REJECT, ERROR = 0, 1, 2
 MISSING = -1
 DECISION_CODES = {"accept": ACCEPT, "reject": REJECT, "error": ERROR}
 Z95 = 1.959964
+# A wrong item or a reject without an error class: the product's one word for it, the same
+# as labelling.models.UNCLASSIFIED (a test holds them equal; metrics stays free of the ORM).
+UNCLASSIFIED = "unclassified"
 
 
 @dataclass(frozen=True)
@@ -99,6 +113,31 @@ def mean_over(values: np.ndarray, mask: np.ndarray) -> tuple[float | None, int]:
     return (float(values[keep].mean()) if n else None), n
 
 
+def weighted_mean_over(values: np.ndarray, mask: np.ndarray, weights: np.ndarray) -> tuple[float | None, float]:
+    """Return (weighted mean of values where mask and not NaN, effective number of items).
+
+    The effective n is how many items of a simple random sample would give the weighted
+    mean's variance: p(1 − p) / V, V = Σ w²(y − p)² / (Σw)² (the linearised variance of a
+    ratio estimate), so a Wilson interval on it keeps its 95% coverage under unequal
+    weights. Equal weights are a simple random sample: n itself. When V is 0 (p is 0 or 1)
+    Kish's (Σw)² / Σw² stands in. A weight of 0 leaves its item out; None and 0 when no
+    positive weight is left.
+    """
+    weights = np.asarray(weights, dtype=float)
+    keep = mask & ~np.isnan(values) & (weights > 0)
+    w = weights[keep]
+    y = values[keep]
+    total = float(w.sum())
+    if total <= 0:
+        return None, 0.0
+    mean = float((w * y).sum() / total)
+    kish = total * total / float((w * w).sum())
+    if np.all(w == w[0]):
+        return mean, float(w.size)
+    variance = float((w * w * (y - mean) ** 2).sum()) / (total * total)
+    return mean, (mean * (1 - mean) / variance if variance > 0 else kish)
+
+
 def wilson_interval(p: float | None, n: int, z: float = Z95) -> tuple[float, float] | None:
     """Return the Wilson score interval for a proportion p observed on n items (None if n=0)."""
     if p is None or n <= 0:
@@ -110,20 +149,39 @@ def wilson_interval(p: float | None, n: int, z: float = Z95) -> tuple[float, flo
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def rates(probs: np.ndarray, is_wrong: np.ndarray) -> dict:
-    """Return catch / false-reject / flag rates of one reject_prob column, with intervals."""
-    catch, n_wrong = mean_over(probs, is_wrong)
-    false_reject, n_correct = mean_over(probs, ~is_wrong)
-    flag, n_judged = mean_over(probs, np.ones_like(is_wrong, dtype=bool))
+def rates(probs: np.ndarray, is_wrong: np.ndarray, weights: np.ndarray | None = None) -> dict:
+    """Return catch / false-reject / flag rates of one reject_prob column, with intervals.
+
+    Calibration passes no weights: plain means over judged items, Wilson on their number.
+    The live monitor passes one weight per labelled query (1 / P(labelled)): weighted means,
+    Wilson on the effective n of `weighted_mean_over` (n itself when the weights are equal),
+    returned as `effective_wrong` / `effective_correct`.
+    """
+    probs = np.asarray(probs, dtype=float)
+    is_wrong = np.asarray(is_wrong, dtype=bool)
+    every = np.ones_like(is_wrong, dtype=bool)
+    if weights is None:
+        catch, n_wrong = mean_over(probs, is_wrong)
+        false_reject, n_correct = mean_over(probs, ~is_wrong)
+        flag, n_judged = mean_over(probs, every)
+        effective = {}
+        n_wrong_ci, n_correct_ci = n_wrong, n_correct
+    else:
+        catch, n_wrong_ci = weighted_mean_over(probs, is_wrong, weights)
+        false_reject, n_correct_ci = weighted_mean_over(probs, ~is_wrong, weights)
+        flag, n_judged = weighted_mean_over(probs, every, weights)
+        n_wrong, n_correct = int((is_wrong & ~np.isnan(probs)).sum()), int((~is_wrong & ~np.isnan(probs)).sum())
+        effective = {"effective_wrong": n_wrong_ci, "effective_correct": n_correct_ci}
     return {
         "catch_rate": catch,
-        "catch_rate_ci95": wilson_interval(catch, n_wrong),
+        "catch_rate_ci95": wilson_interval(catch, n_wrong_ci),
         "false_reject_rate": false_reject,
-        "false_reject_rate_ci95": wilson_interval(false_reject, n_correct),
+        "false_reject_rate_ci95": wilson_interval(false_reject, n_correct_ci),
         "flag_rate": flag,
         "flag_rate_ci95": wilson_interval(flag, n_judged),
         "judged_wrong": n_wrong,
         "judged_correct": n_correct,
+        **effective,
     }
 
 
@@ -149,10 +207,11 @@ def stability(rejects: np.ndarray, accepts: np.ndarray) -> dict:
 def catch_rates_by_error_class(probs: np.ndarray, is_wrong: np.ndarray, error_class: np.ndarray) -> dict:
     """Return {class: {"rate", "ci95", "n"}} for every error class present among wrong items.
 
-    Wrong items without a class ("unclassified") are left out; the report counts them.
+    Wrong items without a class are left out (they are "unclassified": the loader names
+    them so); the report counts them in `unclassified_wrong`.
     """
     result = {}
-    for slug in sorted(set(error_class[is_wrong].tolist()) - {"", "unclassified"}):
+    for slug in sorted(set(error_class[is_wrong].tolist()) - {"", UNCLASSIFIED}):
         rate, n = mean_over(probs, is_wrong & (error_class == slug))
         result[slug] = {"rate": rate, "ci95": wilson_interval(rate, n), "n": n}
     return result
@@ -165,17 +224,19 @@ def attempts_per_accepted(flag_rate: float | None) -> float | None:
     return 1.0 / (1.0 - flag_rate)
 
 
-def cost_per_accepted(flag_rate: float | None, review_cost: float, generation_cost: float) -> float | None:
-    """Return attempts per accepted × (one generation + one review)."""
+def cost_per_accepted(flag_rate: float | None, review_cost: float | None, generation_cost: float) -> float | None:
+    """Return attempts per accepted × (one generation + one review); None when the review cost is unknown."""
     attempts = attempts_per_accepted(flag_rate)
-    return None if attempts is None else attempts * (generation_cost + review_cost)
+    if attempts is None or review_cost is None or math.isnan(review_cost):
+        return None
+    return attempts * (generation_cost + review_cost)
 
 
 def cost_per_accepted_interval(
-    flag_rate_ci95: tuple[float, float] | None, review_cost: float, generation_cost: float = 0.0
+    flag_rate_ci95: tuple[float, float] | None, review_cost: float | None, generation_cost: float = 0.0
 ) -> tuple[float, float] | None:
-    """Return cost per accepted at the ends of the flag rate's 95% interval (None if unbounded)."""
-    if not flag_rate_ci95:
+    """Return cost per accepted at the ends of the flag rate's 95% interval (None if unbounded or unknown)."""
+    if not flag_rate_ci95 or review_cost is None:
         return None
     ends = [cost_per_accepted(rate, review_cost, generation_cost) for rate in flag_rate_ci95]
     if any(end is None for end in ends):
@@ -203,17 +264,44 @@ def break_even_error_cost(
     return (cost_per_accepted_usd - baseline_cost_per_accepted_usd) / denominator
 
 
+def percentile(values, q, *, axis: int | None = None):
+    """Return the q-th percentile(s) (q in 0..100) of values: the product's one percentile.
+
+    Linear interpolation between the closest ranks (numpy's default method). Without
+    `axis`: NaN values (not measured) are left out, a scalar q gives a float and a list of
+    q a list, and None comes back when no value is left. With `axis`: an array, NaN left out
+    along it.
+    """
+    values = np.asarray(values, dtype=float)
+    if axis is not None:
+        return np.nanpercentile(values, q, axis=axis)
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return None
+    result = np.percentile(values, q)
+    return float(result) if np.ndim(result) == 0 else [float(value) for value in result]
+
+
 def latency_percentiles(latencies: np.ndarray) -> tuple[float | None, float | None]:
-    """Return (p50, p95) with numpy's default (linear) percentile; None without data.
+    """Return (p50, p95) by `percentile`; None without data.
 
     A latency that was not measured (NaN: an imported verdict without one) is left out.
     """
-    latencies = np.asarray(latencies, dtype=float)
-    latencies = latencies[~np.isnan(latencies)]
-    if latencies.size == 0:
-        return None, None
-    p50, p95 = np.percentile(latencies, [50, 95])
-    return float(p50), float(p95)
+    found = percentile(latencies, [50, 95])
+    return (None, None) if found is None else (found[0], found[1])
+
+
+def k_of_n_problem(k, n: int) -> str | None:
+    """Say why "at least k of n judges reject" cannot be used (None when 1 ≤ k ≤ n).
+
+    The one check behind ensembles (`judges.ensembles.threshold_for`) and triage policies:
+    a k above n could never be reached, so it is refused, never clamped.
+    """
+    if n < 1:
+        return "k of n needs at least one judge; none is chosen"
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= n:
+        return f"k must be between 1 and {n} (the number of judges chosen); got {k!r}"
+    return None
 
 
 def majority_rejects(rejects, answered):
@@ -248,6 +336,11 @@ def cohen_kappa(a: np.ndarray, b: np.ndarray) -> float | None:
             [np.sum(a * (1 - b)), np.sum(a * b)],
         ]
     )
+    return cohen_kappa_of_table(confusion)
+
+
+def cohen_kappa_of_table(confusion: np.ndarray) -> float | None:
+    """Return Cohen's kappa of a 2×2 (expected) table, None where it is undefined."""
     value = cohen_kappa_from_confusion(confusion)
     return None if math.isnan(value) else value
 
@@ -264,7 +357,7 @@ def judge_summary(
     is_wrong: np.ndarray,
     error_class: np.ndarray,
     *,
-    cost_sum: float,
+    cost_sum: float | None,
     verdicts: int,
     latencies: np.ndarray,
     generation_cost: float = 0.0,
@@ -272,7 +365,8 @@ def judge_summary(
     """Return every per-judge figure of the report for one judge column.
 
     `verdicts` and `cost_sum` cover all of the judge's verdicts, errors included (a fault
-    still costs a call); `latencies` is one value per verdict. `items` counts judged items,
+    still costs a call); `cost_sum` is None or NaN when no verdict's cost was measured, and
+    then every cost figure is None. `latencies` is one value per verdict. `items` counts judged items,
     `repeats` the most verdicts (errors included) the judge has on one item, and
     `kappa_vs_gold` is `kappa_vs_gold` of its reject probabilities.
     """
@@ -294,39 +388,10 @@ def judge_summary(
     by_class = catch_rates_by_error_class(probs, is_wrong, error_class)
     summary["catch_rate_by_error_class"] = {slug: entry["rate"] for slug, entry in by_class.items()}
     summary["catch_rate_by_error_class_ci95"] = {slug: entry["ci95"] for slug, entry in by_class.items()}
-    cost_per_verdict = cost_sum / verdicts if verdicts else 0.0
+    unknown_cost = cost_sum is None or math.isnan(cost_sum)
+    cost_per_verdict = None if unknown_cost else (cost_sum / verdicts if verdicts else 0.0)
     summary["cost_per_verdict_usd"] = cost_per_verdict
     summary["attempts_per_accepted"] = attempts_per_accepted(summary["flag_rate"])
     summary["cost_per_accepted_usd"] = cost_per_accepted(summary["flag_rate"], cost_per_verdict, generation_cost)
     summary["latency_ms_p50"], summary["latency_ms_p95"] = latency_percentiles(latencies)
     return summary
-
-
-# An item's outcome for one judge, as the confusion matrix counts it.
-OUTCOME_REJECT, OUTCOME_ACCEPT, OUTCOME_ERROR, OUTCOME_NONE = 0, 1, 2, -1
-OUTCOMES = ("reject", "accept", "error")
-
-
-def majority_outcomes(counts: VerdictCounts, column: int) -> np.ndarray:
-    """Return each item's majority decision for one judge column: reject, accept, error or none.
-
-    Reject and accept follow the tie rule (`majority_rejects`) over the answered verdicts;
-    an item whose every verdict is an error is "error" (the checker failed, it did not
-    decide); an item without any verdict is OUTCOME_NONE and is counted nowhere.
-    """
-    rejects = counts.rejects[:, column]
-    answered = rejects + counts.accepts[:, column]
-    outcomes = np.full(len(rejects), OUTCOME_NONE, dtype=np.int8)
-    outcomes[(answered == 0) & (counts.errors[:, column] > 0)] = OUTCOME_ERROR
-    outcomes[answered > 0] = OUTCOME_ACCEPT
-    outcomes[(answered > 0) & majority_rejects(rejects, answered)] = OUTCOME_REJECT
-    return outcomes
-
-
-def confusion_matrix(outcomes: np.ndarray, is_wrong: np.ndarray) -> np.ndarray:
-    """Return the 2×3 table of items: rows gold wrong, correct; columns reject, accept, error."""
-    outcomes = np.asarray(outcomes)
-    is_wrong = np.asarray(is_wrong, dtype=bool)
-    return np.array(
-        [[int(((outcomes == code) & gold).sum()) for code in range(len(OUTCOMES))] for gold in (is_wrong, ~is_wrong)]
-    )

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from judges.provenance import provenance_of
+
 
 class Backend(models.TextChoices):
     ANTHROPIC = "anthropic", "Anthropic (Claude)"
@@ -135,23 +137,12 @@ class CalibrationRun(models.Model):
 
     @property
     def simulation(self) -> dict:
-        """Count the run's verdicts by how they were made: {"simulated", "real", "label"}.
+        """Count the run's verdicts by where they came from: {"simulated", "imported", "real", "label"}.
 
-        Read from the verdicts (recorded at call time), not from the versions' settings:
-        a run with both kinds is "mixed".
+        Read from the verdicts alone (recorded from each answer, or at import), never from the
+        versions' settings: a run with several kinds is "mixed", one with no verdict yet has no label.
         """
-        figures = self.verdicts.aggregate(
-            n_simulated=models.Count("id", filter=Q(simulated=True)),
-            n_real=models.Count("id", filter=Q(simulated=False)),
-        )
-        counts = {"simulated": figures["n_simulated"], "real": figures["n_real"]}
-        simulated, real = counts["simulated"], counts["real"]
-        if not simulated and not real:
-            # No verdict yet: say what the versions are bound to.
-            bindings = set(self.judge_versions.values_list("is_simulated", flat=True))
-            simulated, real = True in bindings, False in bindings
-        label = "mixed" if simulated and real else "simulated" if simulated else ""
-        return {**counts, "label": label}
+        return provenance_of(self.verdicts.all()).as_dict()
 
     @property
     def is_simulated(self):
@@ -182,6 +173,9 @@ class RunChunk(models.Model):
     status = models.CharField(max_length=8, choices=ChunkStatus.choices, default=ChunkStatus.PENDING)
     # A worker holds a chunk until lease_until; an expired lease means the worker died.
     lease_until = models.DateTimeField(null=True, blank=True)
+    # Who holds the lease: set by each claim, checked by every renew, finish and release,
+    # so a worker whose lease was taken over can neither extend nor end another's.
+    lease_token = models.CharField(max_length=32, blank=True, editable=False)
     attempts = models.PositiveIntegerField(default=0)
     done_count = models.PositiveIntegerField(default=0)
     error_count = models.PositiveIntegerField(default=0)

@@ -381,12 +381,20 @@ def read_attempts_jsonl(lines: Iterable[str]) -> dict[str, dict[str, list[Attemp
 def failure_class_from_verifier(result) -> str | None:
     """Map the deterministic verifier's result (a VerifierResult or its dict) onto seed 001's classes.
 
-    None when it passed. The verifier's `unknown_object` is seed 001's `unknown_obj`; a
-    class this table does not know falls back to `dialect` (the engine refused the query).
+    None when it passed. A fault (the verifier could not check) is seed 001's `transport`:
+    nothing about the SQL, stop and back off. The verifier's `unknown_object` is seed 001's
+    `unknown_obj`; a class this table does not know falls back to `dialect` (the engine
+    refused the query). A stored dict without `outcome` (written before it existed) is read
+    by its `passed` and `failure_class`.
     """
     data = result.as_dict() if hasattr(result, "as_dict") else dict(result or {})
-    if data.get("passed", not data.get("failure_class")):
-        return None
+    match data.get("outcome"):
+        case "passed":
+            return None
+        case "fault":
+            return "transport"
+        case None if data.get("passed", not data.get("failure_class")):
+            return None
     raw = (data.get("failure_class") or "").lower()
     key = CLASS_ALIASES.get(raw, raw)
     return key if key in FAILURE_CLASSES else "dialect"

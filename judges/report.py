@@ -28,7 +28,7 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
         column,
         data.is_wrong,
         data.error_class,
-        cost_sum=float(data.cost_sum[column]),
+        cost_sum=float(data.cost_sum[column]),  # NaN: no verdict's cost was measured
         verdicts=int(data.verdicts[column]),
         latencies=data.latencies[column],
         generation_cost=generation_cost_usd,
@@ -46,9 +46,6 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
     entry["simulated_verdicts"] = simulated
     entry["runs"] = data.runs_of_judges()[column] if runs is None else runs
     entry.update(summary)
-    if judge.id in data.unmeasured_cost:
-        # No verdict of this judge has a cost (imported without one): unknown, not free.
-        entry["cost_per_verdict_usd"] = entry["cost_per_accepted_usd"] = None
     return entry
 
 
@@ -86,7 +83,7 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
     add_break_even(data, judges, baseline, wrong_share=wrong / total if total else 0.0)
     pairs = []
     for a, b in itertools.combinations(range(len(data.judges)), 2):
-        pair = pair_overlap(data.probs[:, a], data.probs[:, b], data.is_wrong)
+        pair = pair_overlap(data.draws, data.is_wrong, a, b)
         pairs.append(
             {
                 "a": data.judges[a].name,
@@ -182,7 +179,20 @@ def ensemble_entry(
     result["members"] = [data.judges[i].label for i in members]
     result["rule"] = rule
     result["description"] = ensemble_description(result["members"], rule, k)
+    result["cost_note"] = unknown_cost_note(data, members)
     return result
+
+
+def unknown_cost_note(data: CalibrationData, members: list[int]) -> str:
+    """Say which members have no measured cost (then the ensemble's cost is unknown); "" when none."""
+    unknown = [data.judges[i].label for i in members if np.isnan(data.cost_per_verdict[i])]
+    if not unknown:
+        return ""
+    return (
+        f"Cost unknown: {', '.join(unknown)} {'has' if len(unknown) == 1 else 'have'} no measured cost "
+        "(imported without one), so its cost per accepted output is not computed and it is left off the "
+        "Pareto frontier, never counted as $0."
+    )
 
 
 def ensembles_up_to(
@@ -197,7 +207,8 @@ def ensembles_up_to(
 
     Every point is scored on the same items (`CalibrationData.common_items`). Points above
     the false-reject ceiling are kept but flagged `over_ceiling` and left off the frontier,
-    which runs over cost per accepted (lower) and catch rate (higher).
+    which runs over cost per accepted (lower) and catch rate (higher); so are points whose
+    cost is unknown (a member without a measured cost), with their `cost_note`.
     """
     points = []
     for size in range(1, min(max_size, len(data.judges)) + 1):
@@ -209,11 +220,7 @@ def ensembles_up_to(
                     entry["description"] = ensemble_description(entry["members"], "single")
                 entry["over_ceiling"] = (entry["false_reject_rate"] or 0) > false_reject_ceiling
                 points.append(entry)
-    eligible = [
-        p
-        for p in points
-        if not p["over_ceiling"] and p["cost_per_accepted_usd"] is not None and p["catch_rate"] is not None
-    ]
+    eligible = [p for p in points if not p["over_ceiling"]]
     frontier = pareto_frontier([p["cost_per_accepted_usd"] for p in eligible], [p["catch_rate"] for p in eligible])
     for point in points:
         point["pareto"] = False
@@ -226,6 +233,8 @@ def marginal_values(data: CalibrationData, members: list[int], generation_cost_u
     """Return, for each judge not in the ensemble, extra errors caught per extra dollar ("any" rule).
 
     Per output: wrong share × Δ catch rate ÷ Δ cost per accepted output, on the common items.
+    When either ensemble's cost is unknown, so are Δ cost and catches per dollar (None, with
+    a `cost_note`), never computed as if the unknown cost were $0.
     """
     base = ensemble_entry(data, members, "any", generation_cost_usd=generation_cost_usd)
     common = data.common_items
@@ -236,14 +245,16 @@ def marginal_values(data: CalibrationData, members: list[int], generation_cost_u
             continue
         grown = ensemble_entry(data, [*members, column], "any", generation_cost_usd=generation_cost_usd)
         extra_catch = (grown["catch_rate"] or 0) - (base["catch_rate"] or 0)
-        extra_cost = (grown["cost_per_accepted_usd"] or 0) - (base["cost_per_accepted_usd"] or 0)
+        costs = (grown["cost_per_accepted_usd"], base["cost_per_accepted_usd"])
+        extra_cost = None if None in costs else costs[0] - costs[1]
         rows.append(
             {
                 "judge": data.judges[column],
                 "extra_catch_rate": extra_catch,
                 "extra_false_reject_rate": (grown["false_reject_rate"] or 0) - (base["false_reject_rate"] or 0),
                 "extra_cost_per_accepted_usd": extra_cost,
-                "catches_per_dollar": wrong_share * extra_catch / extra_cost if extra_cost > 0 else None,
+                "catches_per_dollar": wrong_share * extra_catch / extra_cost if extra_cost and extra_cost > 0 else None,
+                "cost_note": grown["cost_note"],
             }
         )
     return sorted(rows, key=lambda row: -(row["catches_per_dollar"] or 0))

@@ -17,6 +17,7 @@ from judges.backends.prompt import request_join
 from judges.calibration_data import load_calibration
 from judges.chunks import run_totals
 from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion, PromptPrefix, RunStatus, Verdict
+from judges.provenance import Provenance, provenance_counts
 from judges.report import build_report
 from judges.services import VERSION_FIELDS
 from labelling.models import GoldSetVersion, Query
@@ -46,25 +47,50 @@ def run_progress_get(*, run: CalibrationRun) -> dict:
 
 
 def run_version_counts_get(*, run: CalibrationRun) -> list[dict]:
-    """Count accept / reject / error (and simulated) verdicts per judge version of a run."""
-    rows = (
-        Verdict.objects.filter(run=run)
-        .values("judge_version")
-        .annotate(
-            accepts=Count("id", filter=Q(decision=Decision.ACCEPT)),
-            rejects=Count("id", filter=Q(decision=Decision.REJECT)),
-            errors=Count("id", filter=Q(decision=Decision.ERROR)),
-            # Read from the verdicts, recorded at call time: a badge never says more than they do.
-            simulated=Count("id", filter=Q(simulated=True)),
-            total=Count("id"),
-        )
+    """Count accept / reject / error verdicts per judge version of a run, with their provenance."""
+    verdicts = Verdict.objects.filter(run=run)
+    rows = verdicts.values("judge_version").annotate(
+        accepts=Count("id", filter=Q(decision=Decision.ACCEPT)),
+        rejects=Count("id", filter=Q(decision=Decision.REJECT)),
+        errors=Count("id", filter=Q(decision=Decision.ERROR)),
     )
     by_version = {row["judge_version"]: row for row in rows}
+    # Read from the verdicts, recorded at call time: a badge never says more than they do.
+    provenance = provenance_counts(verdicts, by=("judge_version",))
     result = []
     for version in run.judge_versions.select_related("judge").order_by("judge__name"):
-        row = by_version.get(version.pk, {"accepts": 0, "rejects": 0, "errors": 0, "simulated": 0, "total": 0})
-        result.append({"version": version, **row})
+        row = by_version.get(version.pk, {"accepts": 0, "rejects": 0, "errors": 0})
+        result.append({"version": version, **row, "provenance": provenance.get((version.pk,), Provenance())})
     return result
+
+
+def judges_index_rows() -> list[dict]:
+    """Each judge with its latest version and that version's verdict provenance (for the index)."""
+    judges = list(Judge.objects.prefetch_related("versions").order_by("name"))
+    latest = {judge.pk: next(iter(judge.versions.all()), None) for judge in judges}
+    ids = [version.pk for version in latest.values() if version is not None]
+    provenance = provenance_counts(Verdict.objects.filter(judge_version_id__in=ids), by=("judge_version",))
+    return [
+        {
+            "judge": judge,
+            "version": latest[judge.pk],
+            "versions": len(judge.versions.all()),
+            "provenance": provenance.get((getattr(latest[judge.pk], "pk", None),), Provenance()),
+        }
+        for judge in judges
+    ]
+
+
+def versions_with_provenance(versions, *, run=None) -> list:
+    """The versions, each with `.provenance` of its verdicts (within `run` when given)."""
+    versions = list(versions)
+    verdicts = Verdict.objects.filter(judge_version__in=versions)
+    if run is not None:
+        verdicts = verdicts.filter(run=run)
+    counts = provenance_counts(verdicts, by=("judge_version",))
+    for version in versions:
+        version.provenance = counts.get((version.pk,), Provenance())
+    return versions
 
 
 def run_errors_list(*, run: CalibrationRun, limit: int = 20):
@@ -88,10 +114,19 @@ def judge_get(*, pk: int) -> Judge:
     return get_object_or_404(Judge.objects.prefetch_related("versions"), pk=pk)
 
 
-def run_list(*, limit: int = 20):
-    return CalibrationRun.objects.select_related("gold_set_version__gold_set").prefetch_related("judge_versions")[
-        :limit
-    ]
+def run_list(*, limit: int = 20) -> list[CalibrationRun]:
+    """Recent runs, each with `.versions`: its judge versions with the provenance of their verdicts in it."""
+    runs = list(
+        CalibrationRun.objects.select_related("gold_set_version__gold_set").prefetch_related("judge_versions")[:limit]
+    )
+    counts = provenance_counts(
+        Verdict.objects.filter(run__in=[run.pk for run in runs]), by=("run_id", "judge_version_id")
+    )
+    for run in runs:
+        run.versions = list(run.judge_versions.all())
+        for version in run.versions:
+            version.provenance = counts.get((run.pk, version.pk), Provenance())
+    return runs
 
 
 def judge_runs_list(*, judge: Judge, limit: int = 20):
@@ -131,7 +166,7 @@ def verdict_trace_get(*, verdict: Verdict, prefix_body: dict | None = None) -> d
             "cache_creation_input_tokens": verdict.cache_write_tokens,
             "cache_read_input_tokens": verdict.cache_read_tokens,
         },
-        "cost_usd": float(verdict.cost_usd),
+        "cost_usd": None if verdict.cost_usd is None else float(verdict.cost_usd),
         "latency_ms": verdict.latency_ms,
         "attempts": context.get("attempts"),
         "simulated": verdict.simulated,

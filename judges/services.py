@@ -17,7 +17,7 @@ from judges import vendor_access
 from judges.backends import get_backend, judge_safely
 from judges.backends.ladder import rung_problem
 from judges.backends.vendors import anthropic_endpoint, openai_endpoint
-from judges.chunks import LEASE, run_totals
+from judges.chunks import chunks_expired_release, lease_duration, run_totals
 from judges.models import (
     Backend,
     CalibrationRun,
@@ -318,7 +318,9 @@ def calibration_run_cancel(*, run: CalibrationRun) -> CalibrationRun:
 def calibration_run_resume(*, run: CalibrationRun, spend_cap_usd=None) -> CalibrationRun:
     """Restart a cancelled, budget-stopped or interrupted run; only missing verdicts are made.
 
-    Chunks held by a worker that died are handed back; a raised spend cap may be given.
+    Chunks whose lease expired (their worker died) are handed back; a chunk whose worker
+    still holds its lease is left to it: that worker sees the run running again at its
+    next flush and goes on, so no item is paid for twice. A raised spend cap may be given.
     """
     run = CalibrationRun.objects.select_for_update().get(pk=run.pk)
     if run.status == RunStatus.COMPLETED:
@@ -336,9 +338,7 @@ def calibration_run_resume(*, run: CalibrationRun, spend_cap_usd=None) -> Calibr
     run.resumed_at = timezone.now()
     run.done_at_resume = totals["done"]
     run.save()
-    run.chunks.filter(status=ChunkStatus.RUNNING).update(
-        status=ChunkStatus.PENDING, lease_until=None, updated_at=timezone.now()
-    )
+    chunks_expired_release(run_id=run.pk)
     run_plan_enqueue(run=run)
     return run
 
@@ -389,7 +389,7 @@ def run_stale_chunks_requeue() -> int:
     queued = len(stale)
     stalled = (
         CalibrationRun.objects.filter(status=RunStatus.RUNNING, chunks__status=ChunkStatus.PENDING)
-        .exclude(chunks__updated_at__gte=now - LEASE)
+        .exclude(chunks__updated_at__gte=now - lease_duration())
         .exclude(chunks__status=ChunkStatus.RUNNING)
         .values_list("pk", flat=True)
         .distinct()

@@ -1,10 +1,12 @@
 """Import verdicts of judges run elsewhere onto a gold-set version: all lines or none.
 
 `judges/verdict_formats.py` reads the file into records; here each record is validated
-into a `VerdictLine`, judges unknown so far are created as `replay` judges, and the
-verdicts are stored in one transaction. Missing cost or latency is stored as null (not
-measured), never as 0. Verdicts for items not in the chosen version are counted and
-listed, not imported (`strict` makes them fatal).
+into a `VerdictLine`, and the verdicts are stored in one transaction, each in a `replay`
+version of its judge (created on first import, one per source format; a name Docket runs
+as a vendor or check judge gets a judge "<name> (imported)" instead), marked imported
+with its format, not simulated, endpoint `imported`. Missing cost or latency is stored
+as null (not measured), never as 0. Verdicts for items not in the chosen version are
+counted and listed, not imported (`strict` makes them fatal).
 """
 
 import re
@@ -14,8 +16,10 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import Max
 
 from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion, RunStatus, Verdict
+from judges.provenance import IMPORTED_ENDPOINT
 from judges.verdict_formats import ImportPlan, as_text, bad_line, detect_format, read_records
 from labelling.goldset_records import check_storable_text
 from labelling.models import GoldSet, GoldSetVersionItem
@@ -139,20 +143,59 @@ def _parse_file(path: Path, plan: ImportPlan) -> list[VerdictLine]:
 # --- Writing ------------------------------------------------------------------------------------
 
 
-def _judge_versions_for(names: set[str]) -> dict[str, JudgeVersion]:
-    """Return each judge's latest version by display name, creating unknown judges as `replay` v1."""
+def _judge_named(name: str) -> Judge | None:
+    return Judge.objects.filter(display_name=name).first() or Judge.objects.filter(name=name).first()
+
+
+def _judge_create(name: str) -> Judge:
+    """Create a judge for imported verdicts, slugged from its free-text name."""
+    slug, suffix = judge_slug(name), 1
+    while Judge.objects.filter(name=slug).exists():
+        suffix += 1
+        slug = f"{judge_slug(name)[:60]}-{suffix}"
+    return Judge.objects.create(
+        name=slug, display_name=name if name != slug else "", description="Created by import_verdicts."
+    )
+
+
+def _replay_judge_for(name: str) -> Judge:
+    """The judge that holds imported verdicts of this name: one with replay versions only.
+
+    A name Docket already runs (a judge with a vendor or check version) is not it: its
+    verdicts were judged by Docket's versions, these elsewhere. They go to a judge of
+    their own, "<name> (imported)".
+    """
+    for title in (name, f"{name} (imported)"):
+        judge = _judge_named(title)
+        if judge is None:
+            return _judge_create(title)
+        if not judge.versions.exclude(backend=Backend.REPLAY).exists():
+            return judge
+    return _judge_create(f"{name} (imported)")
+
+
+def _replay_versions_for(names: set[str], *, source_format: str) -> dict[str, JudgeVersion]:
+    """Return each judge name's replay version for this source format, creating it on first import.
+
+    Never another backend's version: imported verdicts keep their own provenance (marked
+    `imported`, with the format they were read from), one version per judge and format.
+    """
     versions = {}
     for name in sorted(names):
-        judge = Judge.objects.filter(display_name=name).first() or Judge.objects.filter(name=name).first()
-        if judge is None:
-            slug, suffix = judge_slug(name), 1
-            while Judge.objects.filter(name=slug).exists():
-                suffix += 1
-                slug = f"{judge_slug(name)[:60]}-{suffix}"
-            judge = Judge.objects.create(
-                name=slug, display_name=name if name != slug else "", description="Created by import_verdicts."
+        judge = _replay_judge_for(name)
+        version = (
+            judge.versions.filter(backend=Backend.REPLAY, config__imported=True, config__source_format=source_format)
+            .order_by("-number")
+            .first()
+        )
+        if version is None:
+            number = (judge.versions.aggregate(m=Max("number"))["m"] or 0) + 1
+            version = JudgeVersion.objects.create(
+                judge=judge,
+                number=number,
+                backend=Backend.REPLAY,
+                config={"imported": True, "source_format": source_format},
             )
-        version = judge.latest_version or JudgeVersion.objects.create(judge=judge, number=1, backend=Backend.REPLAY)
         versions[name] = version
     return versions
 
@@ -221,7 +264,7 @@ def verdicts_import(
     }
     if not lines:
         return summary
-    versions = _judge_versions_for({line.judge for line in lines})
+    versions = _replay_versions_for({line.judge for line in lines}, source_format=plan.fmt)
     runs = {}
     for label in sorted({line.run for line in lines}):
         run, _ = CalibrationRun.objects.get_or_create(
@@ -242,6 +285,10 @@ def verdicts_import(
                 latency_ms=line.latency_ms,
                 input_tokens=line.input_tokens,
                 output_tokens=line.output_tokens,
+                # Judged elsewhere: no host Docket called, and not the simulator.
+                simulated=False,
+                endpoint=IMPORTED_ENDPOINT,
+                context={"imported": {"format": plan.fmt, "file": path.name}},
             )
             for line in lines
         ],
@@ -254,7 +301,7 @@ def verdicts_import(
         run.total_tasks = Verdict.objects.filter(run=run).count()
         run.save(update_fields=["repeats", "total_tasks"])
     summary["judges"] = {
-        name: {"slug": versions[name].judge.name, "verdicts": n}
+        name: {"slug": versions[name].judge.name, "version": versions[name].number, "verdicts": n}
         for name, n in sorted(Counter(line.judge for line in lines).items())
     }
     summary["runs"] = sorted(runs)

@@ -57,8 +57,7 @@ def _form_errors_from(form, exc: ValidationError):
 @role_required(ML_ENGINEER)
 def index(request):
     """List judges and recent calibration runs."""
-    judges = Judge.objects.prefetch_related("versions").order_by("name")
-    return render(request, "judges/index.html", {"judges": judges, "runs": selectors.run_list()})
+    return render(request, "judges/index.html", {"rows": selectors.judges_index_rows(), "runs": selectors.run_list()})
 
 
 @role_required(ML_ENGINEER)
@@ -82,7 +81,7 @@ def judge_create(request):
 def judge_detail(request, pk):
     """Show a judge: the chosen version's full prompt, and every version's metrics per gold-set version."""
     judge = _get_judge_for_user(request, pk)
-    versions = list(judge.versions.all())
+    versions = selectors.versions_with_provenance(judge.versions.all())
     shown = next(
         (v for v in versions if str(v.number) == request.GET.get("version")), versions[0] if versions else None
     )

@@ -15,6 +15,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import sqlglot
+from django.db import IntegrityError, transaction
 from sqlglot.errors import SqlglotError
 
 from labelling import audit_checks as checks
@@ -184,12 +185,27 @@ def goldset_audit(*, version: GoldSetVersion) -> dict:
     }
 
 
-def goldset_audit_run(*, version: GoldSetVersion) -> GoldSetAudit:
-    """Audit the version and store the outcome as its latest audit."""
+def goldset_audit_run(*, version: GoldSetVersion, request_id: str | None = None) -> GoldSetAudit:
+    """Audit the version and store the outcome as its latest audit.
+
+    With a `request_id` (a task's), the audit that request stored already is returned
+    instead of a second one: a redelivered task audits once.
+    """
+    if request_id and (done := GoldSetAudit.objects.filter(request_id=request_id).first()):
+        return done
     report = goldset_audit(version=version)
-    return GoldSetAudit.objects.create(
-        version=version, items_checked=report["items_checked"], counts=report["counts"], findings=report["findings"]
-    )
+    try:
+        with transaction.atomic():
+            return GoldSetAudit.objects.create(
+                version=version,
+                items_checked=report["items_checked"],
+                counts=report["counts"],
+                findings=report["findings"],
+                request_id=request_id or None,
+            )
+    except IntegrityError:
+        # The same request stored it meanwhile (two deliveries at once): keep that one.
+        return GoldSetAudit.objects.get(request_id=request_id)
 
 
 def audit_at_publish(*, version: GoldSetVersion) -> GoldSetAudit | None:

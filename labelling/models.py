@@ -18,7 +18,7 @@ class ImmutableVersionError(Exception):
 
 
 class ErrorClass(models.TextChoices):
-    """Docket's own error classes: its default taxonomy (seeded by migration 0009) and what its checkers emit.
+    """Docket's own error classes: its default taxonomy (seeded by migration 0010) and what its checkers emit.
 
     A gold set may use a taxonomy of its own (`labelling.taxonomy_models`); labels store class
     names as text (`labelling.error_classes`), so this list is no field's choices.
@@ -362,9 +362,15 @@ class GoldSetAudit(models.Model):
     # {finding class: count} and [{"item", "class", "severity", "message", "evidence"}].
     counts = models.JSONField(default=dict, blank=True)
     findings = models.JSONField(default=list, blank=True)
+    # The task that asked for it (its Celery id, kept by a redelivery); null when run in a request.
+    request_id = models.CharField(max_length=64, null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        constraints = [
+            # A redelivered audit task stores its audit once.
+            models.UniqueConstraint(fields=["request_id"], name="labelling_goldsetaudit_one_per_request"),
+        ]
 
     def __str__(self):
         return f"audit of {self.version_id} at {self.created_at:%Y-%m-%d %H:%M}"

@@ -1,6 +1,8 @@
 """Background work of the labelling app: thin tasks calling one service each.
 
 Routed to the `labelling` queue (CELERY_TASK_ROUTES); retried only on transient errors.
+Each is idempotent when retried or redelivered: the fingerprint fill does only what is
+missing, an audit is stored once per task, a mutation proposed before is not added again.
 """
 
 from celery import shared_task
@@ -9,15 +11,16 @@ from config.task_retry import MAX_RETRIES, RETRY_BACKOFF_MAX_S, TRANSIENT_ERRORS
 from labelling import audit, mutations, services
 from labelling.models import GoldSet, GoldSetVersion
 
+RETRY_ON_TRANSIENT = {
+    "acks_late": True,
+    "autoretry_for": TRANSIENT_ERRORS,
+    "retry_backoff": True,
+    "retry_backoff_max": RETRY_BACKOFF_MAX_S,
+    "max_retries": MAX_RETRIES,
+}
 
-@shared_task(
-    name="labelling.query_fingerprint_fill",
-    acks_late=True,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=True,
-    retry_backoff_max=RETRY_BACKOFF_MAX_S,
-    max_retries=MAX_RETRIES,
-)
+
+@shared_task(name="labelling.query_fingerprint_fill", **RETRY_ON_TRANSIENT)
 def query_fingerprint_fill(gold_set_id: int | None = None, batch: int = 500) -> int:
     """Fingerprint every query of the gold set still lacking one, a batch per transaction."""
     total = 0
@@ -26,14 +29,14 @@ def query_fingerprint_fill(gold_set_id: int | None = None, batch: int = 500) -> 
     return total
 
 
-@shared_task(name="labelling.goldset_audit_run", acks_late=True)
-def goldset_audit_run(version_id: int) -> int | None:
-    """Audit one published version and store the findings; a version gone since is skipped."""
+@shared_task(bind=True, name="labelling.goldset_audit_run", **RETRY_ON_TRANSIENT)
+def goldset_audit_run(self, version_id: int) -> int | None:
+    """Audit one published version and store the findings once (a redelivery or retry finds them)."""
     version = GoldSetVersion.objects.filter(pk=version_id).first()
-    return None if version is None else audit.goldset_audit_run(version=version).pk
+    return None if version is None else audit.goldset_audit_run(version=version, request_id=self.request.id).pk
 
 
-@shared_task(name="labelling.mutations_seed", acks_late=True)
+@shared_task(name="labelling.mutations_seed", **RETRY_ON_TRANSIENT)
 def mutations_seed(gold_set_id: int, per_item: int, classes: list[str] | None = None) -> int:
     """Seed mutated proposals of one gold set (idempotent: a variant proposed before is not added again)."""
     gold_set = GoldSet.objects.filter(pk=gold_set_id).first()

@@ -61,7 +61,7 @@ class TaxonomyIndex:
 
 
 def taxonomy_default() -> Taxonomy:
-    """Return Docket's default taxonomy (seeded by migration 0009; recreated if someone removed it)."""
+    """Return Docket's default taxonomy (seeded by migration 0010; recreated if someone removed it)."""
     taxonomy = Taxonomy.objects.filter(name=DEFAULT_TAXONOMY).first()
     if taxonomy is not None:
         return taxonomy

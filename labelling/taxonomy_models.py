@@ -1,6 +1,6 @@
 """Error taxonomies as data: named, versioned lists of classes, each optionally under a category.
 
-A gold set uses one taxonomy (Docket's default, seeded by migration 0009, unless it names its
+A gold set uses one taxonomy (Docket's default, seeded by migration 0010, unless it names its
 own). Every change to a taxonomy — classes added, renamed, retired, a name mapped — makes a
 new `TaxonomyVersion`, a frozen snapshot of its classes; a published gold-set version records
 the snapshot it was published under. Classes are never deleted: a retired class stays valid

@@ -5,11 +5,13 @@ each aggregated measure (SUM, AVG, COUNT of a column), the table that measure be
 (its grain) and walks the join graph outward from it: a step onto a table whose join
 columns are not a unique key of that table repeats the grain's rows. It then writes the
 probe itself: the query's own FROM/JOIN/WHERE with `COUNT(*)` against `COUNT(DISTINCT
-<grain key>)`.
+<grain key>)` (`probes.fanout_probe.probe_text`).
 
-`check_fanout` runs a hypothesis's probe through the read-only path and stores a ProbeRun.
-It fails open: a probe the guard refuses or that errors is recorded as refused/error and
-never confirms anything (seed 003).
+`check_fanout` probes a suspicion through the read-only path and stores a ProbeRun. The
+probe is one Docket wrote from the subject SQL, or a given text with exactly that shape
+over the subject's FROM/JOIN (`probes.fanout_probe`); any other text is refused. It fails
+open: a refused probe or one that errors is recorded as refused/error and never confirms
+anything (seed 003); `ProbeRun.check_outcome` reads both as a fault.
 """
 
 import time
@@ -23,7 +25,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from probes.catalogue_index import CatalogueIndex, TableInfo, catalogue_index
 from probes.execution import run_readonly
-from probes.fingerprint import sqlglot_dialect
+from probes.fanout_probe import grain_key_expression, probe_plan, probe_text
 from probes.guard import parse_sql
 from probes.hypotheses import JoinFanoutHypothesis
 from probes.models import Catalogue, ProbeOutcome, ProbeRun, Warehouse
@@ -214,42 +216,6 @@ def _find_fanout(scope: Scope, index: CatalogueIndex) -> Fanout | None:
     return None
 
 
-def _grain_key(fanout: Fanout, dialect: str) -> tuple[exp.Expression, str]:
-    """Return (expression to COUNT DISTINCT, its readable name) for the grain table's key."""
-    info, alias = fanout.grain, fanout.grain_alias
-    key = info.primary_key or next((sorted(k) for k in info.keys if k), None)
-    if not key:
-        pseudo = "ctid" if dialect == "postgres" else "rowid"
-        return exp.column(pseudo, table=alias), f"{info.name}.{pseudo}"
-    if len(key) == 1:
-        return exp.column(key[0], table=alias), f"{info.name}.{key[0]}"
-    columns = [exp.column(k, table=alias) for k in key]
-    readable = f"{info.name}.({', '.join(key)})"
-    if dialect == "postgres":
-        return exp.Tuple(expressions=columns), readable
-    expression = exp.cast(columns[0], "TEXT")
-    for column in columns[1:]:
-        expression = exp.DPipe(this=exp.DPipe(this=expression, expression=exp.Literal.string("|")), expression=column)
-    return expression, readable
-
-
-def _probe_sql(tree: exp.Expression, fanout: Fanout, dialect: str) -> tuple[str, str]:
-    key_expression, readable = _grain_key(fanout, dialect)
-    probe = fanout.scope.expression.copy()
-    for arg in ("group", "having", "order", "limit", "offset", "distinct", "qualify", "windows"):
-        probe.set(arg, None)
-    probe.set(
-        "expressions",
-        [
-            exp.alias_(exp.Count(this=exp.Star()), "total_rows"),
-            exp.alias_(exp.Count(this=exp.Distinct(expressions=[key_expression])), "distinct_keys"),
-        ],
-    )
-    if probe.args.get("with") is None and tree.args.get("with") is not None and fanout.scope.expression is not tree:
-        probe.set("with", tree.args["with"].copy())
-    return probe.sql(dialect=sqlglot_dialect(dialect)), readable
-
-
 def detect_fanout(sql: str, catalogue: Catalogue | dict, dialect: str = "sqlite") -> JoinFanoutHypothesis:
     """Suspect fan-out from the SQL and the catalogue's keys alone; write the probe that decides it."""
     index = catalogue_index(catalogue)
@@ -265,7 +231,10 @@ def detect_fanout(sql: str, catalogue: Catalogue | dict, dialect: str = "sqlite"
         fanout = _find_fanout(scope, index)
         if fanout is None:
             continue
-        probe_sql, grain_key = _probe_sql(tree, fanout, dialect)
+        info = fanout.grain
+        key = info.primary_key or next((sorted(k) for k in info.keys if k), None)
+        key_expression, grain_key = grain_key_expression(fanout.grain_alias, info, key, dialect)
+        probe_sql = probe_text(tree, fanout.scope.expression, key_expression, dialect)
         return JoinFanoutHypothesis(
             suspected=True, join_table=fanout.join_label, grain_key=grain_key, probe_sql=probe_sql
         )
@@ -282,8 +251,19 @@ def _figures(result) -> tuple[int, int] | None:
 
 
 @transaction.atomic
-def check_fanout(*, hypothesis: JoinFanoutHypothesis, warehouse: Warehouse, subject_fingerprint: str = "") -> ProbeRun:
-    """Run the hypothesis's probe read-only and store the outcome; never confirm on a fault."""
+def check_fanout(
+    *,
+    hypothesis: JoinFanoutHypothesis,
+    warehouse: Warehouse,
+    subject_sql: str | None = None,
+    subject_fingerprint: str = "",
+) -> ProbeRun:
+    """Probe a suspected fan-out of the subject SQL read-only and store the run; never confirm on a fault.
+
+    The probe is Docket's own, written from the subject's FROM/JOIN tree, or the text the
+    hypothesis brings if it has exactly that shape (`probes.fanout_probe.probe_plan`);
+    anything else is refused and recorded as refused.
+    """
     catalogue = catalogue_get_latest(warehouse_id=warehouse.pk)
     run = ProbeRun(
         warehouse=warehouse,
@@ -297,41 +277,50 @@ def check_fanout(*, hypothesis: JoinFanoutHypothesis, warehouse: Warehouse, subj
         run.outcome, run.guard_allowed, run.message = ProbeOutcome.REFUTED, True, "no fan-out suspected; nothing probed"
         run.save()
         return run
-    if not hypothesis.probe_sql:
-        run.outcome, run.guard_reason = ProbeOutcome.REFUSED, "the hypothesis has no probe SQL"
-        run.message = "probe refused: the hypothesis has no probe SQL"
+    index = catalogue_index(catalogue if catalogue is not None else {"tables": {}})
+    plan = probe_plan(hypothesis, subject_sql=subject_sql, index=index, dialect=warehouse.dialect)
+    run.hypothesis["probe_written_by"] = plan.written_by
+    if plan.refusal:
+        run.outcome, run.guard_allowed = ProbeOutcome.REFUSED, not plan.guard_refused
+        run.guard_reason = plan.refusal if plan.guard_refused else ""
+        run.message = f"probe refused: {plan.refusal}"
+        run.full_clean()
         run.save()
         return run
+    run.probe_sql = plan.sql
     started = time.perf_counter()
-    result = run_readonly(warehouse=warehouse, sql=hypothesis.probe_sql, row_cap=2)
+    result = run_readonly(warehouse=warehouse, sql=plan.sql, row_cap=2)
     run.duration_ms = round((time.perf_counter() - started) * 1000, 3)
     run.guard_allowed = result.allowed
     run.guard_reason = result.reason or ""
-    if not result.allowed:
-        run.outcome, run.message = ProbeOutcome.REFUSED, f"probe refused: {result.reason}"
-    elif not result.executed:
-        run.outcome, run.message = ProbeOutcome.ERROR, f"probe failed: {result.error}"
-        run.figures = {"error_code": result.error_code}
-    else:
-        figures = _figures(result)
-        if figures is None:
-            run.outcome = ProbeOutcome.ERROR
-            run.message = "probe failed: it must return COUNT(*) and COUNT(DISTINCT key) as its first two columns"
-        else:
-            total, distinct = figures
-            run.figures = {"total_rows": total, "distinct_keys": distinct}
-            if total > distinct:
-                run.outcome = ProbeOutcome.CONFIRMED
-                run.message = (
-                    f"{hypothesis.join_table} fans out {hypothesis.grain_key}: "
-                    f"{total} rows for {distinct} distinct keys"
-                )
-            else:
-                run.outcome = ProbeOutcome.REFUTED
-                run.message = f"no fan-out: {total} rows for {distinct} distinct keys"
+    _record_counts(run, result, join_table=hypothesis.join_table, grain_key=hypothesis.grain_key or plan.grain)
     run.full_clean()
     run.save()
     return run
+
+
+def _record_counts(run: ProbeRun, result, *, join_table, grain_key) -> None:
+    """Set the run's outcome from what the warehouse counted (refused and error fail open)."""
+    if not result.allowed:
+        run.outcome, run.message = ProbeOutcome.REFUSED, f"probe refused: {result.reason}"
+        return
+    if not result.executed:
+        run.outcome, run.message = ProbeOutcome.ERROR, f"probe failed: {result.error}"
+        run.figures = {"error_code": result.error_code}
+        return
+    figures = _figures(result)
+    if figures is None:
+        run.outcome = ProbeOutcome.ERROR
+        run.message = "probe failed: it must return COUNT(*) and COUNT(DISTINCT key) as its first two columns"
+        return
+    total, distinct = figures
+    run.figures = {"total_rows": total, "distinct_keys": distinct}
+    if total > distinct:
+        run.outcome = ProbeOutcome.CONFIRMED
+        run.message = f"{join_table} fans out {grain_key}: {total} rows for {distinct} distinct keys"
+    else:
+        run.outcome = ProbeOutcome.REFUTED
+        run.message = f"no fan-out: {total} rows for {distinct} distinct keys"
 
 
 def fanout_probe(*, sql: str, warehouse: Warehouse, subject_fingerprint: str = "") -> ProbeRun:
@@ -341,4 +330,6 @@ def fanout_probe(*, sql: str, warehouse: Warehouse, subject_fingerprint: str = "
         hypothesis = JoinFanoutHypothesis.not_suspected()
     else:
         hypothesis = detect_fanout(sql, catalogue, dialect=warehouse.dialect)
-    return check_fanout(hypothesis=hypothesis, warehouse=warehouse, subject_fingerprint=subject_fingerprint)
+    return check_fanout(
+        hypothesis=hypothesis, warehouse=warehouse, subject_sql=sql, subject_fingerprint=subject_fingerprint
+    )

@@ -6,6 +6,8 @@ about queries, labels, judges or triage.
 
 from django.db import models
 
+from probes.outcome import Outcome, OutcomeKind
+
 
 class Dialect(models.TextChoices):
     SQLITE = "sqlite", "SQLite"
@@ -106,6 +108,17 @@ class ProbeRun(models.Model):
         return f"{self.kind} probe on {self.warehouse}: {self.outcome}"
 
     @property
+    def check_outcome(self) -> Outcome:
+        """The run as a checker's outcome: confirmed fails the SQL (`join_fanout`), refuted passes
+        it, refused and error are faults — a broken probe fails open, it never flags."""
+        match self.outcome:
+            case ProbeOutcome.CONFIRMED:
+                return Outcome.failed("join_fanout", self.message)
+            case ProbeOutcome.REFUTED:
+                return Outcome.passed(self.message)
+        return Outcome.fault(self.outcome or "error", self.message)
+
+    @property
     def rejects(self) -> bool:
         """Only a confirmed probe argues against the SQL; refused and error fail open."""
-        return self.outcome == ProbeOutcome.CONFIRMED
+        return self.check_outcome.kind is OutcomeKind.FAILED

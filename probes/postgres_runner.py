@@ -16,6 +16,14 @@ from probes.postgres_cancel import Watchdog, backend_gone
 from probes.results import ExecutionResult, ResultCollector, truncation_mark
 from probes.warehouses import open_postgres
 
+# Errors of class 42 that mean the SQL itself is wrong (probes.outcome reads "dialect" as a
+# failure of the SQL; an unlisted SQLSTATE is a fault of the check): grouping error,
+# ambiguous column, alias or parameter, invalid column reference, duplicate alias, windowing
+# and recursion errors, indeterminate datatype or collation, collation mismatch, wrong object type.
+SQL_WRONG_SQLSTATES = frozenset(
+    {"42803", "42702", "42P09", "42P08", "42P10", "42712", "42P20", "42P19", "42P18", "42P22", "42P21", "42809"}
+)
+
 
 def _postgres_error_code(exc) -> str:
     sqlstate = getattr(exc, "sqlstate", None) or ""
@@ -25,7 +33,7 @@ def _postgres_error_code(exc) -> str:
         return "timeout"  # lock_timeout: the probe waited for a lock; give up as a timeout
     if sqlstate in ("42703", "42P01", "42704", "3F000", "42P02"):
         return "unknown_object"
-    if sqlstate in ("42883", "42725", "42804", "42846", "22P02"):
+    if sqlstate in ("42883", "42725", "42804", "42846", "22P02") or sqlstate in SQL_WRONG_SQLSTATES:
         return "dialect"
     if sqlstate in ("42601",):
         return "syntax"

@@ -125,11 +125,27 @@ def sqlite_run(dsn: str, sql: str, row_cap: int, timeout_s: float) -> ExecutionR
         conn.close()
 
 
+# Messages that mean the SQL itself is wrong (probes.outcome reads "dialect" as a failure of
+# the SQL; an unlisted message is a fault of the check).
+SQLITE_SQL_WRONG = (
+    "ambiguous column name",
+    "misuse of aggregate",
+    "misuse of window function",
+    "term out of range",
+    "a group by clause is required before having",
+    "do not have the same number of result columns",
+    "row value misused",
+    "sub-select returns",
+)
+
+
 def _sqlite_error_code(message: str) -> str:
     lowered = message.lower()
     if "no such column" in lowered or "no such table" in lowered:
         return "unknown_object"
     if "no such function" in lowered or "wrong number of arguments" in lowered:
+        return "dialect"
+    if any(wrong in lowered for wrong in SQLITE_SQL_WRONG):
         return "dialect"
     if "syntax error" in lowered or "incomplete input" in lowered or "unrecognized token" in lowered:
         return "syntax"

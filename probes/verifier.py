@@ -6,12 +6,16 @@ resolves every table and column against the catalogue, and applies the cost rule
 join without a predicate, no LIMIT on a non-aggregate query, an unbounded scan of a large
 table). With a
 warehouse it also asks the database: `EXPLAIN (FORMAT JSON)` on PostgreSQL, `EXPLAIN QUERY
-PLAN` on SQLite, through the same read-only enforcement as every probe. A failure carries
-a class from the failure taxonomy (seed 001) and a message specific enough to act on.
+PLAN` on SQLite, through the same read-only enforcement as every probe.
 
-Classes: `syntax`, `dialect`, `unknown_object`, `empty_result`, `timeout` (the cost rules
-too: they are budget problems, not phrasing), `transport` (the warehouse could not be
-reached: a fault of the checker, never a verdict on the SQL).
+The result's `outcome` (`probes.outcome.Outcome`) is `passed`, `failed` with a class from the
+failure taxonomy (seed 001) and a message specific enough to act on, or `fault` with a cause.
+Classes: `syntax`, `dialect`, `unknown_object`, `empty_result`, `timeout` (the cost rules:
+budget problems of the SQL, not phrasing). Faults — the check could not decide — are never a
+verdict on the SQL: the warehouse unreachable (`transport`), the EXPLAIN itself out of time
+(`timeout`), a role that cannot read (`privilege`), a server limit (`limit`), Docket's own size
+limits refusing the text (`size_limit`), an error not known to mean "this SQL is wrong"
+(`database_error`).
 
 The checks live by job: names in `probes.verifier_names`, cost rules in
 `probes.verifier_costs`, the database's EXPLAIN and the plan's analysis in
@@ -24,6 +28,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from probes.catalogue_index import catalogue_index
 from probes.guard import parse_sql
 from probes.models import Catalogue, Warehouse
+from probes.outcome import OutcomeKind, parse_outcome
 from probes.verifier_costs import check_cross_joins, check_limit, check_unbounded_scans
 from probes.verifier_names import check_columns, check_table_names
 from probes.verifier_plan import check_empty_result, check_plan
@@ -71,22 +76,14 @@ def verify(
 
     # One parse, shared with the guard (and the fingerprint and fan-out detector).
     parsed = parse_sql(sql, dialect)
-    if parsed.stage == "syntax":
-        message = parsed.syntax_error or "parse error"
-        if message.startswith("exactly one statement") or message == "empty SQL text":
-            message = f"expected exactly one statement; found {len(parsed.statements)}"
-        findings.append(Finding("syntax", "syntax", message))
-        return result()
-    if parsed.stage == "text":
-        findings.append(Finding("read_only", "dialect", f"refused before parsing: {parsed.verdict.reason}"))
-        return result()
-    if not parsed.verdict.allowed:
-        if parsed.verdict.kind == "statement":
-            # A DELETE or an UPDATE is no dialect slip: it is not a query at all.
-            findings.append(Finding("read_only", "other", f"not a read-only query: {parsed.verdict.reason}"))
-        else:
-            findings.append(Finding("read_only", "dialect", f"refused by the guard: {parsed.verdict.reason}"))
-        return result()
+    read = parse_outcome(parsed)
+    match read.kind:
+        case OutcomeKind.FAULT:  # Docket's own size limits refused it: nothing was checked
+            findings.append(Finding.of("size_limit", read))
+            return result()
+        case OutcomeKind.FAILED:
+            findings.append(Finding.of("syntax" if read.failure_class == "syntax" else "read_only", read))
+            return result()
     tree = parsed.tree
     try:
         scopes = traverse_scope(tree)

@@ -2,8 +2,11 @@
 
 `EXPLAIN (FORMAT JSON)` on PostgreSQL, `EXPLAIN QUERY PLAN` on SQLite, through the same
 read-only enforcement as every probe (`probes.execution.execute_guarded`: the text was
-guarded before it was wrapped). A database that cannot be reached is a `transport`
-finding: a fault of the checker, never a verdict on the SQL.
+guarded before it was wrapped). What the database's refusal means is read in one place,
+`probes.outcome.execution_outcome`: an error known to mean "this SQL is wrong" (syntax,
+unknown object, a type or grouping error) is a failure; an unreachable database, the
+EXPLAIN itself timing out, a role that cannot read, a server limit or any other error is a
+fault finding — the checker could not check, never a verdict on the SQL.
 """
 
 import json
@@ -14,6 +17,7 @@ from sqlglot import exp
 from probes.execution import execute_guarded, run_readonly
 from probes.fingerprint import sqlglot_dialect
 from probes.models import Warehouse
+from probes.outcome import OutcomeKind, execution_outcome
 from probes.verifier_result import Finding
 
 
@@ -49,6 +53,16 @@ def _plan_cross_join(plan: dict) -> str | None:
     return None
 
 
+def _explain_finding(result) -> Finding:
+    """What an EXPLAIN the database did not answer says: the SQL is wrong, or the check could not run."""
+    outcome = execution_outcome(result)
+    match outcome.kind:
+        case OutcomeKind.FAILED:
+            return Finding("explain", outcome.failure_class, f"the database refused the query: {result.error}")
+        case _:
+            return Finding.fault("explain", outcome.cause, f"the database could not check the query: {outcome.message}")
+
+
 def check_plan(sql: str, tree: exp.Expression, warehouse: Warehouse, rules: dict, findings: list[Finding]) -> None:
     dialect = warehouse.dialect
     body = sql.strip().rstrip(";")
@@ -57,15 +71,7 @@ def check_plan(sql: str, tree: exp.Expression, warehouse: Warehouse, rules: dict
         warehouse=warehouse, sql=prefix + body, row_cap=10_000, timeout_s=settings.WAREHOUSE_STATEMENT_TIMEOUT_S
     )
     if not result.executed:
-        code = result.error_code or "dialect"
-        failure_class = {
-            "unknown_object": "unknown_object",
-            "syntax": "syntax",
-            "timeout": "timeout",
-            "transport": "transport",
-        }.get(code, "dialect")
-        rule = "transport" if failure_class == "transport" else "explain"
-        findings.append(Finding(rule, failure_class, f"the database refused the query: {result.error}"))
+        findings.append(_explain_finding(result))
         return
     if dialect != "postgres" or not result.rows:
         return
@@ -93,5 +99,8 @@ def check_empty_result(tree: exp.Expression, warehouse: Warehouse, findings: lis
     dialect = sqlglot_dialect(warehouse.dialect)
     probe = f"SELECT 1 FROM ({tree.sql(dialect=dialect)}) AS docket_verify LIMIT 1"
     result = run_readonly(warehouse=warehouse, sql=probe, row_cap=1)
-    if result.executed and not result.rows:
+    outcome = execution_outcome(result)
+    if outcome.kind is not OutcomeKind.PASSED:
+        findings.append(Finding.of("empty_result", outcome))
+    elif not result.rows:
         findings.append(Finding("empty_result", "empty_result", "the query returned no rows"))

@@ -8,7 +8,7 @@ from django.utils.cache import add_never_cache_headers
 
 from config.admin_readonly import ReadOnlyAdmin
 from triage import otlp_admin  # noqa: F401 — registers the OTLP mapping and counters
-from triage.forms import ApiTokenForm
+from triage.forms import ApiTokenForm, TriagePolicyForm
 from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
 from triage.policy import POLICY_FIELDS, policy_publish
 from triage.tokens import api_token_issue, api_token_revoke
@@ -70,6 +70,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 class TriagePolicyAdmin(admin.ModelAdmin):
     """Saving a policy publishes a new version; versions already in use never change."""
 
+    form = TriagePolicyForm
     list_display = ["version", "flag_rule", "k", "run_verifier", "run_fanout_detector", "audit_share", "sla_minutes"]
     filter_horizontal = ["judge_versions"]
     readonly_fields = ["version", "created_by", "created_at"]
@@ -114,7 +115,7 @@ class ClientFilter(admin.SimpleListFilter):
 
 @admin.register(LiveQuery)
 class LiveQueryAdmin(admin.ModelAdmin):
-    list_display = ["query", "client", "status", "created_at", "enqueue_attempts"]
+    list_display = ["query", "client", "status", "created_at", "enqueue_attempts", "pipeline_attempts"]
     list_filter = ["status", ClientFilter]
     raw_id_fields = ["query", "audit_query"]
 

@@ -9,13 +9,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from judges.metrics import majority_rejects
-
-
-@dataclass(frozen=True)
-class VerifierOutcome:
-    passed: bool
-    failure_class: str = ""
-    message: str = ""
+from probes.outcome import Outcome, OutcomeKind
 
 
 @dataclass(frozen=True)
@@ -29,8 +23,7 @@ class JudgeVote:
 @dataclass(frozen=True)
 class ProbeFinding:
     source: str  # FANOUT_DETECTOR or "judge:<id>:<n>"
-    outcome: str  # confirmed | refuted | refused | error
-    message: str = ""
+    outcome: Outcome  # the probe run's `check_outcome`: confirmed is failed, refused/error a fault
 
 
 @dataclass(frozen=True)
@@ -52,6 +45,8 @@ class TriageDecision:
     probe_confirmed: bool = False
     verifier_failed: bool = False
     error_class_guess: str = ""
+    # What could not be checked (a verifier or probe fault): recorded and shown, never a flag.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def priority(self) -> int:
@@ -74,37 +69,56 @@ def judges_flag(rule: FlagRuleSpec, answered: int, rejects: int) -> bool:
 
 
 def decide(
-    *, verifier: VerifierOutcome | None, votes: list[JudgeVote], probes: list[ProbeFinding], rule: FlagRuleSpec
+    *, verifier: Outcome | None, votes: list[JudgeVote], probes: list[ProbeFinding], rule: FlagRuleSpec
 ) -> TriageDecision:
     """Decide whether a live query goes to an analyst, and how urgently.
 
     A judge fault (`error`) never flags; a confirmed probe or a failed deterministic
     verifier (when the policy says so) flags on its own, because both are reproducible.
-    A refused or failed probe fails open. If every judge errored and nothing else
-    flagged the query, it is `unjudged`: shown to people in its own list, not dropped.
+    A verifier that could not check (a fault: the warehouse stopped, a role that cannot
+    read, ...) never flags: the decision notes "verifier could not check: <cause>" and the
+    flag comes from the judges alone. A refused or failed probe fails open, noted the same
+    way. If every judge errored (or, with no judge, the verifier could not check) and nothing
+    else flagged the query, it is `unjudged`: shown to people in its own list, not dropped.
     """
     answered = [v for v in votes if v.decision in ("accept", "reject")]
     rejecting = [v for v in answered if v.decision == "reject"]
-    reasons = []
+    reasons, notes = [], []
     if judges_flag(rule, len(answered), len(rejecting)):
         reasons.append(f"{len(rejecting)} of {len(votes)} judges rejected ({rule.rule})")
-    verifier_failed = verifier is not None and not verifier.passed
-    if verifier_failed and rule.flag_on_verifier_failure:
-        reasons.append(f"verifier: {verifier.failure_class or 'failed'} {verifier.message}".strip())
-    confirmed = [p for p in probes if p.outcome == "confirmed"]
-    for probe in confirmed:
-        reasons.append(f"probe confirmed: {probe.message or probe.source}")
+    verifier_failed = verifier_fault = False
+    if verifier is not None:
+        match verifier.kind:
+            case OutcomeKind.FAILED:
+                verifier_failed = True
+                if rule.flag_on_verifier_failure:
+                    reasons.append(f"verifier: {verifier.failure_class} {verifier.message}".strip())
+            case OutcomeKind.FAULT:
+                verifier_fault = True
+                notes.append(f"verifier could not check: {verifier.cause}: {verifier.message}".strip())
+            case OutcomeKind.PASSED:
+                pass
+    confirmed = []
+    for probe in probes:
+        match probe.outcome.kind:
+            case OutcomeKind.FAILED:
+                confirmed.append(probe)
+                reasons.append(f"probe confirmed: {probe.outcome.message or probe.source}")
+            case OutcomeKind.FAULT:
+                notes.append(f"probe {probe.source} could not check: {probe.outcome.message}")
+            case OutcomeKind.PASSED:
+                pass
     guesses = Counter(v.error_class_guess for v in rejecting if v.error_class_guess)
     if confirmed:
         guess = "join_fanout"
-    elif verifier_failed and verifier.failure_class:
+    elif verifier_failed:
         guess = verifier.failure_class
     else:
         guess = guesses.most_common(1)[0][0] if guesses else ""
     flagged = bool(reasons)
     return TriageDecision(
         flagged=flagged,
-        unjudged=bool(votes) and not answered and not flagged,
+        unjudged=not flagged and (not answered if votes else verifier_fault),
         reasons=reasons,
         judges_total=len(votes),
         judges_answered=len(answered),
@@ -113,6 +127,7 @@ def decide(
         probe_confirmed=bool(confirmed),
         verifier_failed=verifier_failed,
         error_class_guess=guess,
+        notes=notes,
     )
 
 

@@ -1,7 +1,9 @@
 """The live error rate and judge drift: pure functions over counts and arrays.
 
 Nothing here touches the database; `triage.monitoring` loads the numbers and calls these.
-Calibrated rates and their Wilson intervals come from the judges report (`judges.metrics`).
+Calibrated rates and their Wilson intervals come from the judges report (`judges.metrics`);
+so do the live rates the drift monitor compares them with (`judges.metrics.rates` with
+weights). Percentiles of bootstrap draws are `judges.metrics.percentile`.
 
 Two estimates of the share of live queries that are wrong:
 
@@ -17,12 +19,18 @@ Drift: live catch and false-reject rates are re-measured on labels since calibra
 Triage labels exist only for flagged queries and audit labels for a sample of unflagged
 ones, so each label is weighted by the inverse of the probability that a query of its
 stratum got labelled (Horvitz–Thompson); unweighted, the triage labels would make every
-judge look far better at catching than it is.
+judge look far better at catching than it is. The live rate is the calibration rate's own
+definition (`judges.metrics.rates`: a mean of reject probabilities, here weighted) with
+the same interval (Wilson, on the effective number of labels), so `detect_drift`
+compares like with like: with every weight 1 the live figures are the report's.
 """
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from judges import metrics
+from judges.metrics import percentile
 
 
 @dataclass(frozen=True)
@@ -80,8 +88,8 @@ def rogan_gladen_interval(
     if not usable.any():
         return Interval(point, None, None)
     samples = np.clip((f[usable] - r[usable]) / spread[usable], 0.0, 1.0)
-    low, high = np.quantile(samples, [0.025, 0.975])
-    return Interval(point, float(low), float(high))
+    low, high = percentile(samples, [2.5, 97.5])
+    return Interval(point, low, high)
 
 
 def stratified_error_rate(
@@ -115,12 +123,14 @@ def stratified_error_rate(
     rng = np.random.default_rng(seed)
     f_draws = rng.binomial(flagged_wrong.size, f_point, draws) / max(flagged_wrong.size, 1)
     u_draws = rng.binomial(audit_wrong.size, u_point, draws) / max(audit_wrong.size, 1)
-    low, high = np.quantile(combine(f_draws, u_draws), [0.025, 0.975])
-    return Interval(float(combine(f_point, u_point)), float(low), float(high))
+    low, high = percentile(combine(f_draws, u_draws), [2.5, 97.5])
+    return Interval(float(combine(f_point, u_point)), low, high)
 
 
 @dataclass(frozen=True)
 class LiveRates:
+    """A live judge's rates since calibration, by the calibration's own definition and interval."""
+
     catch: Interval
     false_reject: Interval
     labelled: int
@@ -128,61 +138,30 @@ class LiveRates:
     effective_correct: float
 
 
-def weighted_rates(
-    *,
-    rejected: np.ndarray,
-    wrong: np.ndarray,
-    weights: np.ndarray,
-    draws: int = 1000,
-    seed: int = 0,
-) -> LiveRates:
-    """Measure a judge's catch and false-reject rates on labels weighted by 1 / P(labelled).
+def live_rates(*, rejected: np.ndarray, wrong: np.ndarray, weights: np.ndarray) -> LiveRates:
+    """Measure a judge's live catch and false-reject rates with `judges.metrics.rates`, weighted.
 
-    `rejected[i]`: the judge rejected labelled query i; `wrong[i]`: its label says wrong;
-    `weights[i]`: inverse of the chance a query of its stratum got a label. The interval is
-    a bootstrap over labelled queries, resampled with their weights.
+    `rejected[i]`: the judge rejected labelled live query i (one verdict: its reject
+    probability is 0 or 1); `wrong[i]`: its label says wrong; `weights[i]`: 1 / P(a query of
+    its stratum got a label). Weighted means with Wilson intervals on the effective
+    number of labels — with every weight 1, exactly the report's figures.
     """
     rejected = np.asarray(rejected, dtype=bool)
-    wrong = np.asarray(wrong, dtype=bool)
-    weights = np.asarray(weights, dtype=float)
-
-    def rates(idx):
-        w, rj, wr = weights[idx], rejected[idx], wrong[idx]
-        w_wrong, w_correct = w[wr].sum(), w[~wr].sum()
-        catch = (w[wr & rj].sum() / w_wrong) if w_wrong else np.nan
-        false_reject = (w[~wr & rj].sum() / w_correct) if w_correct else np.nan
-        return catch, false_reject
-
-    n = rejected.size
-    if n == 0:
-        empty = Interval(None, None, None)
-        return LiveRates(empty, empty, 0, 0.0, 0.0)
-    catch, false_reject = rates(np.arange(n))
-    rng = np.random.default_rng(seed)
-    samples = np.array([rates(rng.integers(0, n, n)) for _ in range(draws)])
-
-    def interval(point, column):
-        values = samples[:, column]
-        values = values[~np.isnan(values)]
-        if np.isnan(point) or not values.size:
-            return Interval(None, None, None)
-        low, high = np.quantile(values, [0.025, 0.975])
-        return Interval(float(point), float(low), float(high))
-
+    figures = metrics.rates(rejected.astype(float), np.asarray(wrong, dtype=bool), weights=weights)
     return LiveRates(
-        catch=interval(catch, 0),
-        false_reject=interval(false_reject, 1),
-        labelled=n,
-        effective_wrong=_effective_size(weights[wrong]),
-        effective_correct=_effective_size(weights[~wrong]),
+        catch=interval_of(figures["catch_rate"], figures["catch_rate_ci95"]),
+        false_reject=interval_of(figures["false_reject_rate"], figures["false_reject_rate_ci95"]),
+        labelled=int(rejected.size),
+        effective_wrong=figures["effective_wrong"],
+        effective_correct=figures["effective_correct"],
     )
 
 
-def _effective_size(weights: np.ndarray) -> float:
-    """Kish's effective sample size: how many unweighted labels the weighted ones are worth."""
-    if not weights.size:
-        return 0.0
-    return float(weights.sum() ** 2 / (weights**2).sum())
+def interval_of(rate: float | None, ci95) -> Interval:
+    """Return a rate and its 95% interval (the report's pair) as an Interval."""
+    if rate is None or ci95 is None:
+        return Interval(None, None, None)
+    return Interval(rate, ci95[0], ci95[1])
 
 
 @dataclass(frozen=True)

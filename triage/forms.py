@@ -4,7 +4,8 @@ from django import forms
 
 from labelling.error_classes import error_class_rule_problems
 from labelling.taxonomy import class_choices
-from triage.models import TOKEN_SCOPES, ApiToken, Resolution
+from triage.models import TOKEN_SCOPES, ApiToken, Resolution, TriagePolicy
+from triage.policy import POLICY_FIELDS, replay_judges_refusal
 from triage.queue import RESOLUTION_TO_LABEL
 
 
@@ -66,3 +67,28 @@ class ApiTokenForm(forms.ModelForm):
     class Meta:
         model = ApiToken
         fields = ["client", "name", "scopes"]
+
+
+class TriagePolicyForm(forms.ModelForm):
+    """The admin's form for the next policy version; refuses what the pipeline could never run.
+
+    A k-of-n rule its judges could never reach is refused on the k field, a replay judge on the
+    judges field.
+    """
+
+    class Meta:
+        model = TriagePolicy
+        fields = ["judge_versions", *POLICY_FIELDS, "note"]
+
+    def clean(self):
+        data = super().clean()
+        if "judge_versions" in data:
+            # The model's clean() (run next, by _post_clean) checks k against these judges.
+            self.instance.pending_judge_count = len(data["judge_versions"])
+        return data
+
+    def clean_judge_versions(self):
+        versions = self.cleaned_data["judge_versions"]
+        if problem := replay_judges_refusal(versions):
+            raise forms.ValidationError(problem)
+        return versions

@@ -10,6 +10,9 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
+
+from judges.metrics import k_of_n_problem
 
 # Defined beside their code; imported here so Django loads them as the triage app's models.
 from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping  # noqa: F401
@@ -99,6 +102,24 @@ class TriagePolicy(models.Model):
     def __str__(self):
         return f"policy v{self.version}"
 
+    # The number of judges the policy is about to be saved with: a many-to-many is written
+    # after the row, so the publisher and the admin form say it here for clean() to check.
+    pending_judge_count: int | None = None
+
+    def clean(self):
+        super().clean()
+        count = self.pending_judge_count
+        if count is None and self.pk:
+            count = self.judge_versions.count()
+        if count is not None:
+            self.k_check(judge_count=count)
+
+    def k_check(self, *, judge_count: int) -> None:
+        """Refuse a k-of-n rule its judges could never reach, on the `k` field (the ensembles' check)."""
+        problem = k_of_n_problem(self.k, judge_count) if self.flag_rule == FlagRule.K_OF_N else None
+        if problem:
+            raise ValidationError({"k": f"{problem}."})
+
 
 class IngestStatus(models.TextChoices):
     PENDING = "pending"  # stored; the pipeline has not finished with it
@@ -106,6 +127,7 @@ class IngestStatus(models.TextChoices):
     FLAGGED = "flagged"  # a TriageItem exists
     PASSED = "passed"
     UNJUDGED = "unjudged"  # every judge errored and nothing else flagged it
+    FAILED = "failed"  # the pipeline itself failed TRIAGE_MAX_ATTEMPTS times; a person may requeue it
 
 
 class LiveQuery(models.Model):
@@ -123,6 +145,12 @@ class LiveQuery(models.Model):
     enqueue_attempts = models.PositiveIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The claim of the task processing it (its Celery task id, which a retry keeps): the
+    # task's own retry re-enters, any other delivery finds it taken (triage/claims.py).
+    claim_token = models.CharField(max_length=64, blank=True, editable=False)
+    # Pipeline runs started; after TRIAGE_MAX_ATTEMPTS the query is `failed`, with its last error.
+    pipeline_attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
     verifier_result = models.JSONField(default=dict, blank=True)
     decision = models.JSONField(default=dict, blank=True)
     result_preview = models.JSONField(default=dict, blank=True)
@@ -283,12 +311,31 @@ class Alert(models.Model):
         return self.message
 
 
+class EstimateSnapshotManager(models.Manager):
+    def store_for_hour(self, *, judge_version, **fields) -> "EstimateSnapshot":
+        """Store a monitoring pass's estimates for one judge, once per hour.
+
+        A retried or redelivered `monitor_judges` (or "monitor now" pressed again) in the
+        same hour replaces that hour's snapshot instead of adding a second one.
+        """
+        now = timezone.now()
+        snapshot, _ = self.update_or_create(
+            judge_version=judge_version,
+            hour=now.replace(minute=0, second=0, microsecond=0),
+            defaults={**fields, "computed_at": now},
+        )
+        return snapshot
+
+
 class EstimateSnapshot(models.Model):
     """One monitoring pass for one live judge: its live rates and the error-rate estimates."""
 
     judge_version = models.ForeignKey("judges.JudgeVersion", on_delete=models.CASCADE, related_name="+")
     policy = models.ForeignKey(TriagePolicy, null=True, blank=True, on_delete=models.SET_NULL)
     computed_at = models.DateTimeField(auto_now_add=True)
+    # The hour of the pass (computed_at truncated): one snapshot per judge and hour. Null
+    # only on snapshots stored before the key existed that shared an hour with a later one.
+    hour = models.DateTimeField(null=True, blank=True, editable=False)
     window_start = models.DateTimeField(null=True, blank=True)
     live_queries = models.PositiveIntegerField(default=0)
     flag_rate = models.FloatField(null=True, blank=True)
@@ -305,8 +352,14 @@ class EstimateSnapshot(models.Model):
     audit_high = models.FloatField(null=True, blank=True)
     details = models.JSONField(default=dict, blank=True)
 
+    objects = EstimateSnapshotManager()
+
     class Meta:
         ordering = ["-computed_at"]
+        constraints = [
+            # A retried monitoring pass must not store its estimates twice.
+            models.UniqueConstraint(fields=["judge_version", "hour"], name="triage_estimatesnapshot_one_per_hour"),
+        ]
 
     def __str__(self):
         return f"estimate {self.judge_version_id} @ {self.computed_at:%Y-%m-%d %H:%M}"

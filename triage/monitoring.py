@@ -1,11 +1,14 @@
 """Monitoring of live judges: load calibration and fresh labels, estimate, alert.
 
-The arithmetic lives in `triage.estimates`; this module only loads numbers from the
-database, calls it, stores an `EstimateSnapshot` and raises `Alert`s. A live judge's
-calibrated catch and false-reject rates are its figures in the judges report
-(`judges.report`, same selector and definitions as the dashboard): on the gold-set version
-of its latest completed calibration run, over every completed run on that version
-(`CALIBRATION_RULE`, stated on the triage dashboard).
+The arithmetic lives in `judges.metrics` (rates) and `triage.estimates` (prevalence,
+drift); this module only loads numbers from the database, calls them, stores an
+`EstimateSnapshot` and raises `Alert`s. A live judge's calibrated catch and false-reject
+rates are its figures in the judges report (`judges.report`, same selector and
+definitions as the dashboard): on the gold-set version of its latest completed calibration
+run, over every completed run on that version (`CALIBRATION_RULE`, stated on the triage
+dashboard). Its live rates are the same function, `judges.metrics.rates`, over the labelled
+live queries weighted by 1 / P(labelled), with the same Wilson interval (on the
+effective n), so the drift monitor compares like with like.
 """
 
 import json
@@ -19,6 +22,7 @@ from django.conf import settings
 from django.db.models import Count, Max
 from django.utils import timezone
 
+from judges import metrics
 from judges.calibration_data import load_calibration
 from judges.models import CalibrationRun, Decision, Verdict
 from judges.report import judge_entry
@@ -77,8 +81,8 @@ def calibration_for_live_judge(judge_version) -> Calibration | None:
         finished=Max("finished_at"), created=Max("created_at")
     )
     return Calibration(
-        catch=as_interval(entry["catch_rate"], entry["catch_rate_ci95"]),
-        false_reject=as_interval(entry["false_reject_rate"], entry["false_reject_rate_ci95"]),
+        catch=estimates.interval_of(entry["catch_rate"], entry["catch_rate_ci95"]),
+        false_reject=estimates.interval_of(entry["false_reject_rate"], entry["false_reject_rate_ci95"]),
         wrong=entry["judged_wrong"],
         correct=entry["judged_correct"],
         model=models.most_common(1)[0][0] if models else "",
@@ -88,18 +92,14 @@ def calibration_for_live_judge(judge_version) -> Calibration | None:
     )
 
 
-def as_interval(rate: float | None, interval) -> estimates.Interval:
-    if rate is None:
-        return estimates.Interval(None, None, None)
-    return estimates.Interval(rate, interval[0], interval[1])
-
-
 @dataclass(frozen=True)
 class LiveSample:
     judged: int
     flagged_by_judge: int
     flagged_total: int
     unflagged_total: int
+    # One entry per live query the judge answered: did it reject (the live flag rate's items).
+    answered_rejects: np.ndarray
     # One row per labelled live query the judge answered.
     rejected: np.ndarray
     wrong: np.ndarray
@@ -152,6 +152,7 @@ def live_sample_load(*, judge_version, since) -> LiveSample:
         flagged_by_judge=sum(1 for d in answered.values() if d == Decision.REJECT),
         flagged_total=len(flagged_ids),
         unflagged_total=len(passed),
+        answered_rejects=np.array([d == Decision.REJECT for d in answered.values()], dtype=bool),
         rejected=np.array([answered[q] == Decision.REJECT for q, _, _ in labelled], dtype=bool),
         wrong=np.array([label == "wrong" for _, label, _ in labelled], dtype=bool),
         in_flagged_stratum=np.array([stratum for _, _, stratum in labelled], dtype=bool),
@@ -191,7 +192,9 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
         flagged_share_labelled=sample.flagged_share_labelled,
         audit_share=sample.audit_share_labelled,
     )
-    rates = estimates.weighted_rates(rejected=sample.rejected, wrong=sample.wrong, weights=weights)
+    rates = estimates.live_rates(rejected=sample.rejected, wrong=sample.wrong, weights=weights)
+    # The live flag rate: the same definition over every live query the judge answered (no label needed).
+    flag_rate = metrics.rates(sample.answered_rejects.astype(float), np.zeros(sample.answered_rejects.size, bool))
     audit = estimates.stratified_error_rate(
         flagged_total=sample.flagged_total,
         unflagged_total=sample.unflagged_total,
@@ -239,12 +242,12 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
                     details={"calibrated": calibration.model, "live": changed},
                 )
             )
-    snapshot = EstimateSnapshot.objects.create(
+    snapshot = EstimateSnapshot.objects.store_for_hour(
         judge_version=judge_version,
         policy=policy,
         window_start=since,
         live_queries=sample.judged,
-        flag_rate=sample.flagged_by_judge / sample.judged if sample.judged else None,
+        flag_rate=flag_rate["flag_rate"],
         calibrated_catch_rate=calibration.catch.estimate if calibration else None,
         calibrated_false_reject_rate=calibration.false_reject.estimate if calibration else None,
         live_catch_rate=rates.catch.estimate,

@@ -2,10 +2,13 @@
 
 `process_live_query` gathers the inputs of `triage.decision.decide` by calling the
 verifier, judge and probe services, then stores the outcome with `live_query_record_decision`.
+The verifier and the probes answer with an outcome (`probes.outcome.Outcome`); a fault of
+either (the warehouse stopped, a role that cannot read, a refused probe) never flags.
 """
 
 import logging
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
@@ -13,6 +16,7 @@ from django.conf import settings
 from django.db import close_old_connections, connections, transaction
 from django.utils import timezone
 
+from config.task_retry import TRANSIENT_ERRORS
 from judges.models import Verdict
 from judges.services import judge_live_query
 from labelling.models import QuerySource
@@ -20,17 +24,11 @@ from labelling.services import query_create
 from probes.execution import run_readonly
 from probes.fanout import JoinFanoutHypothesis, check_fanout, detect_fanout
 from probes.fingerprint import sql_fingerprint
+from probes.outcome import INTERNAL, Outcome
 from probes.selectors import catalogue_get_latest
 from probes.verifier import verify
-from triage.decision import (
-    JudgeVote,
-    ProbeFinding,
-    TriageDecision,
-    VerifierOutcome,
-    audit_draw,
-    decide,
-    rule_from_policy,
-)
+from triage.claims import live_query_attempt_failed, live_query_claim
+from triage.decision import JudgeVote, ProbeFinding, TriageDecision, audit_draw, decide, rule_from_policy
 from triage.models import IngestStatus, LiveQuery, TriageItem, TriageProbe
 from triage.policy import policy_current
 
@@ -39,38 +37,23 @@ logger = logging.getLogger(__name__)
 FANOUT_DETECTOR = "fanout_detector"
 
 
-def _claim_for_processing(live_id: int) -> bool:
-    """Take the live query for this worker; False if another has it (or it is done)."""
-    claimed = LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PENDING).update(
-        status=IngestStatus.PROCESSING, started_at=timezone.now()
-    )
-    if claimed:
-        return True
-    # A worker that died mid-run leaves `processing`; the sweeper re-sends it and we take over.
-    stale = timezone.now() - timezone.timedelta(seconds=settings.TRIAGE_PROCESSING_TIMEOUT_S)
-    return bool(
-        LiveQuery.objects.filter(pk=live_id, status=IngestStatus.PROCESSING, started_at__lt=stale).update(
-            started_at=timezone.now()
-        )
-    )
+def verifier_run(*, query, catalogue) -> tuple[Outcome, dict]:
+    """Run the deterministic verifier and return its outcome and what to store.
 
-
-def verifier_run(*, query, catalogue) -> tuple[VerifierOutcome | None, dict]:
-    """Run the deterministic verifier; a crash of the verifier fails open (recorded, not flagged)."""
+    A verifier that crashed, like one that could not reach the warehouse, is a fault: it
+    is recorded ("verifier could not check: ...") and never flags.
+    """
     try:
         result = verify(query.sql, catalogue, warehouse=query.warehouse, rules=query.warehouse.verifier_rules)
     except Exception as exc:  # noqa: BLE001 - a broken checker must not flag or lose the query
         logger.exception("triage: verifier crashed on query %s", query.pk)
-        return None, {"error": f"{type(exc).__name__}: {exc}"}
-    stored = {
-        "passed": result.passed,
-        "failure_class": result.failure_class or "",
-        "message": result.message or "",
-        "findings": _jsonable(result.findings),
-        "verifier_version": str(result.verifier_version or ""),
-        "catalogue_version": result.catalogue_version,
-    }
-    return VerifierOutcome(result.passed, result.failure_class or "", result.message or ""), stored
+        outcome = Outcome.fault(INTERNAL, f"{type(exc).__name__}: {exc}")
+        return outcome, outcome.as_dict() | {"passed": False, "error": outcome.message}
+    stored = result.as_dict()
+    stored.pop("rules", None)
+    stored["findings"] = _jsonable(stored["findings"])
+    stored["verifier_version"] = str(stored["verifier_version"] or "")
+    return result.outcome, stored
 
 
 def _jsonable(value):
@@ -152,12 +135,16 @@ def _store_probe(live, source, verdict, make_probe_run):
 
 
 def probes_run(*, live, query, verdicts, catalogue, policy) -> list[ProbeFinding]:
-    """Probe every fan-out hypothesis the judges raised, and the deterministic detector's."""
+    """Probe every fan-out suspicion the judges raised, and the deterministic detector's.
+
+    Docket writes each probe from the query's own FROM/JOIN tree, or runs the judge's
+    `probe_sql` only if it has exactly that shape (`probes.fanout.check_fanout`).
+    """
     findings = []
     warehouse = query.warehouse
     for verdict in verdicts:
         for index, data in enumerate(verdict.hypotheses or []):
-            if not isinstance(data, dict) or not data.get("suspected") or not data.get("probe_sql"):
+            if not isinstance(data, dict) or not data.get("suspected"):
                 continue
             source = f"judge:{verdict.judge_version_id}:{index}"
             run = _store_probe(
@@ -165,22 +152,27 @@ def probes_run(*, live, query, verdicts, catalogue, policy) -> list[ProbeFinding
                 source,
                 verdict,
                 lambda data=data: check_fanout(
-                    hypothesis=_hypothesis_from(data), warehouse=warehouse, subject_fingerprint=query.fingerprint
+                    hypothesis=_hypothesis_from(data),
+                    warehouse=warehouse,
+                    subject_sql=query.sql,
+                    subject_fingerprint=query.fingerprint,
                 ),
             )
             if run is not None:
-                findings.append(ProbeFinding(source, run.outcome, run.message))
+                findings.append(ProbeFinding(source, run.check_outcome))
     if policy is not None and policy.run_fanout_detector and catalogue is not None:
 
         def detector_probe():
             hypothesis = detect_fanout(query.sql, catalogue, query.dialect)
             if not hypothesis.suspected:
                 return None
-            return check_fanout(hypothesis=hypothesis, warehouse=warehouse, subject_fingerprint=query.fingerprint)
+            return check_fanout(
+                hypothesis=hypothesis, warehouse=warehouse, subject_sql=query.sql, subject_fingerprint=query.fingerprint
+            )
 
         run = _store_probe(live, FANOUT_DETECTOR, None, detector_probe)
         if run is not None:
-            findings.append(ProbeFinding(FANOUT_DETECTOR, run.outcome, run.message))
+            findings.append(ProbeFinding(FANOUT_DETECTOR, run.check_outcome))
     return findings
 
 
@@ -201,10 +193,27 @@ def result_preview(*, query, row_cap: int = 20) -> dict:
     }
 
 
-def live_query_process(*, live_id: int) -> str | None:
-    """Run the pipeline for one live query; safe to call again for the same id."""
-    if not _claim_for_processing(live_id):
+def live_query_process(*, live_id: int, claim_token: str = "") -> str | None:
+    """Run the pipeline for one live query under a claim; safe to call again for the same id.
+
+    `claim_token` is the caller's (a task passes its id, which its retries keep): the same
+    token re-enters its claim, another finds the query taken and returns None. A transient
+    error is raised for the task to retry; any other counts an attempt (`triage/claims.py`).
+    """
+    token = claim_token or uuid.uuid4().hex
+    if not live_query_claim(live_id=live_id, token=token):
         return None
+    try:
+        return _live_query_judge(live_id=live_id, claim_token=token)
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as exc:  # noqa: BLE001 - recorded on the row and counted; it ends as failed
+        logger.exception("triage: the pipeline failed on live query %s", live_id)
+        return live_query_attempt_failed(live_id=live_id, token=token, error=exc)
+
+
+def _live_query_judge(*, live_id: int, claim_token: str) -> str | None:
+    """Check, judge, probe and decide one claimed live query, and store the outcome."""
     live = LiveQuery.objects.select_related("query__warehouse", "policy").get(pk=live_id)
     query = live.query
     policy = live.policy or policy_current()
@@ -226,24 +235,41 @@ def live_query_process(*, live_id: int) -> str | None:
     decision = decide(verifier=verifier, votes=votes, probes=probes, rule=rule_from_policy(policy))
     preview = result_preview(query=query) if decision.flagged and query.warehouse_id else {}
     return live_query_record_decision(
-        live_id=live_id, policy=policy, decision=decision, verifier_stored=verifier_stored, preview=preview
+        live_id=live_id,
+        policy=policy,
+        decision=decision,
+        verifier_stored=verifier_stored,
+        preview=preview,
+        claim_token=claim_token,
     )
 
 
 @transaction.atomic
-def live_query_record_decision(*, live_id: int, policy, decision: TriageDecision, verifier_stored: dict, preview: dict):
-    """Store the pipeline's outcome: a queue item when flagged, an audit copy when drawn."""
+def live_query_record_decision(
+    *, live_id: int, policy, decision: TriageDecision, verifier_stored: dict, preview: dict, claim_token: str = ""
+):
+    """Store the pipeline's outcome: a queue item when flagged, an audit copy when drawn.
+
+    With a `claim_token`, only while that claim holds: a worker whose claim was taken over
+    stores nothing (the one that took it over decides).
+    """
     live = LiveQuery.objects.select_for_update().select_related("query").get(pk=live_id)
+    if claim_token and (live.status != IngestStatus.PROCESSING or live.claim_token != claim_token):
+        return live.status
+    live.claim_token = ""
     live.policy = policy
     live.verifier_result = verifier_stored
     live.decision = decision.as_dict()
     live.result_preview = preview
     live.finished_at = timezone.now()
     if decision.flagged:
+        because = "; ".join(decision.reasons)
+        if decision.notes:  # e.g. "verifier could not check: transport: ...": said, never a reason
+            because += f" ({'; '.join(decision.notes)})"
         item, created = TriageItem.objects.get_or_create(
             query=live.query,
             defaults={
-                "flagged_because": "; ".join(decision.reasons),
+                "flagged_because": because,
                 "priority": decision.priority,
                 "policy": policy,
                 "probe_confirmed": decision.probe_confirmed,

@@ -9,6 +9,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from judges.metrics import percentile
 from judges.models import JudgeVersion, Verdict
 from triage.models import (
     Alert,
@@ -158,6 +159,15 @@ def unjudged_queries(*, limit: int = 200):
     return LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).select_related("query__warehouse")[:limit]
 
 
+def failed_queries(*, limit: int = 200):
+    """Live queries the pipeline gave up on after TRIAGE_MAX_ATTEMPTS, most recent first, with their last error."""
+    return (
+        LiveQuery.objects.filter(status=IngestStatus.FAILED)
+        .select_related("query__warehouse")
+        .order_by("-finished_at", "-pk")[:limit]
+    )
+
+
 def item_evidence(*, item: TriageItem) -> dict:
     """Gather everything the analyst reads: verdicts, probes in plain words, verifier, preview."""
     live = LiveQuery.objects.filter(pk=item.query_id).first()
@@ -210,13 +220,6 @@ def age_distribution(*, now=None) -> list[dict]:
     return rows
 
 
-def _percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
-
-
 def judge_live_precision(*, since=None) -> list[dict]:
     """For each judge: share of its resolved flags the analysts confirmed wrong (unclear excluded)."""
     resolved = TriageItem.objects.filter(status=TriageStatus.RESOLVED).exclude(resolution=Resolution.UNCLEAR)
@@ -258,10 +261,12 @@ def dashboard_figures() -> dict:
         "depth_claimed": TriageItem.objects.filter(status=TriageStatus.CLAIMED, claim_expires_at__gte=now).count(),
         "pending": LiveQuery.objects.filter(status__in=[IngestStatus.PENDING, IngestStatus.PROCESSING]).count(),
         "unjudged": LiveQuery.objects.filter(status=IngestStatus.UNJUDGED).count(),
+        "failed": LiveQuery.objects.filter(status=IngestStatus.FAILED).count(),
         "ages": age_distribution(now=now),
-        "resolution_minutes_p50": _percentile(waits, 0.5),
-        "resolution_minutes_p90": _percentile(waits, 0.9),
-        "seconds_spent_p50": _percentile(spent, 0.5),
+        # The product's one percentile (judges.metrics), as for latencies.
+        "resolution_minutes_p50": percentile(waits, 50),
+        "resolution_minutes_p90": percentile(waits, 90),
+        "seconds_spent_p50": percentile(spent, 50),
         "throughput": list(throughput),
         "precision": judge_live_precision(since=week),
         "alerts": Alert.objects.filter(acknowledged_at__isnull=True).select_related("judge_version__judge")[:20],

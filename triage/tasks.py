@@ -24,12 +24,16 @@ RETRY_ON_TRANSIENT = {
 }
 
 
-@shared_task(name="triage.process_live_query", acks_late=True, **RETRY_ON_TRANSIENT)
-def process_live_query(live_id: int) -> str | None:
-    """Run the pipeline for one live query (a redelivery finds it done and exits)."""
+@shared_task(bind=True, name="triage.process_live_query", acks_late=True, **RETRY_ON_TRANSIENT)
+def process_live_query(self, live_id: int) -> str | None:
+    """Run the pipeline for one live query under this task's claim (a redelivery finds it done and exits).
+
+    The claim token is the task id, which Celery's retries and redeliveries keep: a retry
+    after a transient error re-enters its own claim instead of finding the query taken.
+    """
     if not LiveQuery.objects.filter(pk=live_id).exists():
         return None
-    return pipeline.live_query_process(live_id=live_id)
+    return pipeline.live_query_process(live_id=live_id, claim_token=self.request.id or "")
 
 
 @shared_task(name="triage.process_live_queries", acks_late=True, **RETRY_ON_TRANSIENT)

@@ -16,6 +16,7 @@ urlpatterns = [
     path("queue.<str:fmt>", export_views.queue_export, name="queue_export"),
     path("resolved.<str:fmt>", export_views.resolved_export, name="resolved_export"),
     path("unjudged/", views.unjudged, name="unjudged"),
+    path("unjudged/<int:pk>/requeue/", views.requeue, name="requeue"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("dashboard/monitor/", views.monitor_now, name="monitor_now"),
     path("alerts/<int:pk>/acknowledge/", views.acknowledge_alert, name="acknowledge_alert"),

@@ -12,8 +12,9 @@ from labelling.taxonomy import class_choices
 from probes.models import Warehouse
 from triage import selectors
 from triage.attempts import live_replay_summary
+from triage.claims import live_query_requeue
 from triage.forms import DecisionForm, ReopenForm
-from triage.models import TriageItem, TriageStatus
+from triage.models import LiveQuery, TriageItem, TriageStatus
 from triage.monitoring import alert_acknowledge, live_judges_monitor
 from triage.policy import policy_current
 from triage.queue import triage_item_claim_next, triage_item_release, triage_item_reopen, triage_item_resolve
@@ -157,8 +158,25 @@ def reopen(request, pk):
 
 @role_required(ANALYST)
 def unjudged(request):
-    """List live queries on which every judge errored."""
-    return render(request, "triage/unjudged.html", {"queries": selectors.unjudged_queries()})
+    """List live queries on which every judge errored, and those the pipeline gave up on."""
+    context = {
+        "queries": selectors.unjudged_queries(),
+        "failed": selectors.failed_queries(),
+        "max_attempts": settings.TRIAGE_MAX_ATTEMPTS,
+    }
+    return render(request, "triage/unjudged.html", context)
+
+
+@require_POST
+@role_required(ANALYST)
+def requeue(request, pk):
+    """Send a failed live query through the pipeline again, with a fresh attempt budget."""
+    get_object_or_404(LiveQuery, pk=pk)
+    if live_query_requeue(live_id=pk):
+        messages.success(request, "Sent to the pipeline again.")
+    else:
+        messages.info(request, "That query is not failed (any more): nothing to requeue.")
+    return redirect("triage:unjudged")
 
 
 @role_required(ANALYST, ML_ENGINEER)

@@ -18,6 +18,7 @@ from judges.backends.base import (
     token_cost,
 )
 from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy
+from judges.backends.simulator_marker import answer_is_simulated, answer_trace
 from judges.backends.vendors import anthropic_endpoint, cached_client
 
 
@@ -74,7 +75,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
         prompt = self.prompt_for(query)
         request = self.request(query, prompt)
         trace = self.trace_fields(request, prompt)
-        context = {"backend": "anthropic", "simulated": self.endpoint.simulated, **prompt.context()}
+        context = {"backend": "anthropic", "simulated": False, **prompt.context()}
         if self.endpoint.missing_key:
             return self.missing_key_result(trace, context)
         client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
@@ -94,12 +95,16 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
             )
         except VendorCallFailed as exc:
             context["attempts"] = exc.attempts
+            self.mark_answer(trace, context, headers=exc.headers)
             return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context, **trace)
         context["attempts"] = attempts
+        self.mark_answer(trace, context, headers=response.headers)
         try:
             message = json_body(response)
         except MalformedAnswer as exc:
             return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context, **trace)
+        if not trace["simulated"]:
+            self.mark_answer(trace, context, body=message)
         return self.result_from(message, latency_ms=_ms(started), context=context, trace=trace)
 
     @property
@@ -149,11 +154,12 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
                 return
             time.sleep(poll_s)
         latency_ms = _ms(started)
-        context = {"backend": "anthropic", "simulated": self.endpoint.simulated}
-        trace = {"simulated": self.endpoint.simulated, "endpoint": self.endpoint.label}
         for item in client.messages.batches.results(batch_id):
             query_id = int(item.custom_id.removeprefix("q"))
-            item_context = {**context, "batch_id": batch_id}
+            # Each result line carries the simulator's marker when the simulator answered it.
+            simulated = answer_is_simulated(body=item.model_extra)
+            item_context = {"backend": "anthropic", "simulated": simulated, "batch_id": batch_id}
+            trace = answer_trace(self.endpoint, simulated=simulated)
             if item.result.type == "succeeded":
                 # Batches are billed at half the standard price.
                 yield (

@@ -1,6 +1,8 @@
 """What every judge backend shares: the verdict it returns, the schema it asks for, costs.
 
-A backend turns one query into one `VerdictResult`. A vendor fault (rate limit that never
+A backend turns one query into one `VerdictResult`, whose decision is a checker's outcome
+(`probes.outcome`): accept is passed, reject is failed with a class, error is a fault
+(`VerdictResult.from_outcome`, `VerdictResult.outcome`). A vendor fault (rate limit that never
 clears, 5xx after bounded retries, timeout, malformed answer) is a result with decision
 `error` and the reason, never an exception and never a reject.
 """
@@ -13,7 +15,8 @@ from decimal import Decimal
 
 from judges.models import Decision
 from judges.vendor_access import redact_secrets
-from labelling.models import ErrorClass
+from labelling.models import UNCLASSIFIED, ErrorClass
+from probes.outcome import Outcome, OutcomeKind
 
 # One list of error classes, shared with labels (labelling.models.ErrorClass).
 ERROR_CLASSES = list(ErrorClass.values)
@@ -135,6 +138,37 @@ class VerdictResult:
     def error(cls, reason: str, **extra) -> VerdictResult:
         return cls(decision=Decision.ERROR, reason=reason, **extra)
 
+    @classmethod
+    def from_outcome(cls, outcome: Outcome, *, reason: str | None = None, **extra) -> VerdictResult:
+        """Return the verdict a checker's outcome is: passed → accept, failed → reject, fault → error.
+
+        A failure class outside the shared list (the verifier's `timeout`, `empty_result`)
+        rejects as `other`; the class itself stays in the context. A fault's cause is kept
+        in the context too: an `error` verdict says why nothing was decided.
+        """
+        reason = outcome.message if reason is None else reason
+        context = extra.pop("context", {})
+        match outcome.kind:
+            case OutcomeKind.PASSED:
+                return cls(decision=Decision.ACCEPT, reason=reason, context=context, **extra)
+            case OutcomeKind.FAILED:
+                error_class = outcome.failure_class if outcome.failure_class in ERROR_CLASSES else "other"
+                context = context | {"failure_class": outcome.failure_class}
+                return cls(decision=Decision.REJECT, reason=reason, error_class=error_class, context=context, **extra)
+            case OutcomeKind.FAULT:
+                return cls(decision=Decision.ERROR, reason=reason, context=context | {"fault": outcome.cause}, **extra)
+        raise ValueError(f"unknown outcome {outcome.kind!r}")
+
+    @property
+    def outcome(self) -> Outcome:
+        """This verdict as a checker's outcome (a judge's `error` is a fault, never a decision)."""
+        match self.decision:
+            case Decision.ACCEPT:
+                return Outcome.passed(self.reason)
+            case Decision.REJECT:
+                return Outcome.failed(self.error_class or "other", self.reason)
+        return Outcome.fault(self.context.get("fault") or "judge_error", self.reason)
+
     @property
     def is_error(self) -> bool:
         return self.decision == Decision.ERROR
@@ -243,7 +277,9 @@ def parse_verdict(payload) -> dict:
     if error_class not in ERROR_CLASSES and error_class != "":
         raise MalformedAnswer(f"error_class {error_class!r} is not one of the known classes")
     if decision == Decision.REJECT and not error_class:
-        error_class = "other"
+        # A reject that names no class is "unclassified", the word labels use too; "other" is
+        # a class of its own (the model said so), not the lack of one.
+        error_class = UNCLASSIFIED
     return {
         "decision": decision,
         "reason": reason,

@@ -5,17 +5,21 @@ rung up to and including it, rejecting at the first one the SQL fails, so the ju
 rung k rejects exactly what rungs 1..k catch together. `judges.ladder` turns the rungs'
 verdicts into the cumulative and marginal table.
 
-- parse: the guard's one parse (`probes.guard.parse_sql`); a syntax error or a statement
-  the read-only guard refuses is a reject.
-- plan: the deterministic verifier (`probes.verifier.verify`, EXPLAIN included): today's
-  verifier judge, unchanged.
+- parse: the guard's one parse (`probes.guard.parse_sql`), read as the verifier reads it
+  (`probes.outcome.parse_outcome`); a syntax error or a statement the read-only guard
+  refuses is a reject, a text Docket's own size limits refused is an error.
+- plan: the deterministic verifier (`probes.verifier.verify`, EXPLAIN included): the
+  verifier judge's outcome, cost rules (class `timeout`) included as rejects.
 - run: the SQL runs through the read-only path (`probes.execution.run_readonly`).
 - non_empty: the result has at least one row.
 - invariants: the result meets the item's answer-free invariants (`labelling.invariants`);
   an item without invariants passes.
 
-A fault of the warehouse (unreachable, timeout, a cap or limit, an unsafe role) is an
-`error` verdict, never a reject: it says nothing about the SQL.
+Each rung returns an outcome (`probes.outcome.Outcome`); the climb stops at the first that
+is not passed, and the verdict is that outcome (`VerdictResult.from_outcome`). A fault of
+the warehouse (unreachable, the run out of time, a cap or limit, a role that cannot read,
+an error not known to mean "this SQL is wrong") is an `error` verdict, never a reject: it
+says nothing about the SQL.
 """
 
 from __future__ import annotations
@@ -25,16 +29,14 @@ import time
 from django.conf import settings
 
 from judges.backends.base import JudgeBackend, VerdictResult
-from judges.backends.verifier import VerifierBackend
-from judges.models import Decision
+from judges.backends.verifier import verifier_outcome, verifier_reason
 from labelling.invariants import InvariantsInvalid, invariants_check, invariants_validate
 from probes.execution import run_readonly
 from probes.guard import parse_sql
+from probes.outcome import INTERNAL, Outcome, OutcomeKind, execution_outcome, parse_outcome
 
 RUNGS = ("parse", "plan", "run", "non_empty", "invariants")
 LADDER_VERSION = "ladder-1.0"
-# Execution failures that are the SQL's fault; every other code is the warehouse's.
-SQL_FAULTS = {"syntax": "syntax", "unknown_object": "unknown_object", "dialect": "dialect", "database_error": "other"}
 
 
 def rung_of(config: dict | None) -> str:
@@ -65,92 +67,90 @@ class LadderBackend(JudgeBackend):
 
     def judge(self, query) -> VerdictResult:
         started = time.perf_counter()
-        state = {"query": query}
-        result = None
+        state = {"query": query, "raw": {}}
+        stopped_at, outcome = None, Outcome.passed(f"passed every rung up to {self.rung}")
         for rung in self.climb:
-            result = getattr(self, f"check_{rung}")(state)
-            if result is not None:
-                break
-        if result is None:
-            result = VerdictResult(decision=Decision.ACCEPT, reason=f"passed every rung up to {self.rung}")
-        result.latency_ms = round((time.perf_counter() - started) * 1000, 1)
-        result.context = {
-            **result.context,
+            found = getattr(self, f"check_{rung}")(state)
+            match found.kind:
+                case OutcomeKind.PASSED:
+                    continue
+                case OutcomeKind.FAILED | OutcomeKind.FAULT:
+                    stopped_at, outcome = rung, found
+                    break
+        reason = outcome.message if stopped_at is None else f"{stopped_at}: {outcome.message}"
+        context = {
             "backend": "ladder",
             "ladder_version": LADDER_VERSION,
             "rung": self.rung,
-            "stopped_at": rung if result.decision != Decision.ACCEPT else None,
+            "stopped_at": stopped_at,
         }
         if "invariants" in state:
-            result.context["invariants"] = state["invariants"]  # what was checked travels with the verdict
-        return result
+            context["invariants"] = state["invariants"]  # what was checked travels with the verdict
+        return VerdictResult.from_outcome(
+            outcome,
+            reason=reason,
+            latency_ms=round((time.perf_counter() - started) * 1000, 1),
+            raw_response=state["raw"],
+            context=state.get("context", {}) | context,
+        )
 
-    # Each check returns None to climb on, or the verdict that stops the climb.
+    # Each check returns the rung's outcome: passed climbs on, failed or fault stops the climb.
 
-    def check_parse(self, state) -> VerdictResult | None:
+    def check_parse(self, state) -> Outcome:
         query = state["query"]
         dialect = query.warehouse.dialect if query.warehouse_id else query.dialect
-        parsed = parse_sql(query.sql, dialect)
-        if parsed.stage == "syntax":
-            return _reject("syntax", f"parse: {parsed.syntax_error or 'the text does not parse'}")
-        if parsed.stage == "text" or not parsed.verdict.allowed:
-            return _reject("dialect", f"parse: refused by the read-only guard: {parsed.verdict.reason}")
-        return None
+        # The verifier's own reading (`probes.outcome.parse_outcome`): a text Docket's size
+        # limits refused is a fault, not a reject.
+        return parse_outcome(parse_sql(query.sql, dialect))
 
-    def check_plan(self, state) -> VerdictResult | None:
-        verdict = VerifierBackend(self.judge_version).judge(state["query"])
-        if verdict.decision == Decision.ACCEPT:
-            return None
-        verdict.reason = f"plan: {verdict.reason}"
-        return verdict
+    def check_plan(self, state) -> Outcome:
+        outcome, raw, context = verifier_outcome(state["query"], self.config.get("rules"))
+        state["raw"], state["context"] = raw, context
+        match outcome.kind:
+            case OutcomeKind.FAULT:  # said as the verifier judge says it: "verifier could not check: ..."
+                return Outcome.fault(outcome.cause, verifier_reason(outcome))
+        return outcome
 
-    def check_run(self, state) -> VerdictResult | None:
+    def check_run(self, state) -> Outcome:
         query = state["query"]
         if query.warehouse_id is None:
-            return VerdictResult.error("run: the query names no warehouse to run it on")
+            return Outcome.fault("no_warehouse", "the query names no warehouse to run it on")
         row_cap = int(self.config.get("row_cap") or settings.WAREHOUSE_ROW_CAP)
         try:
             result = run_readonly(warehouse=query.warehouse, sql=query.sql, row_cap=row_cap)
         except Exception as exc:  # noqa: BLE001 - a crashing warehouse is an error verdict, not a reject
-            return VerdictResult.error(f"run: the warehouse failed: {type(exc).__name__}: {exc}")
-        raw = {"executed": result.executed, "error_code": result.error_code, "rows": len(result.rows)}
-        if not result.allowed:
-            if result.error_code:  # refused before running (an unsafe login role): the warehouse's fault
-                return VerdictResult.error(f"run: {result.reason}", raw_response=raw)
-            return _reject("dialect", f"run: refused by the read-only guard: {result.reason}", raw)
-        if result.error:
-            error_class = SQL_FAULTS.get(result.error_code or "")
-            if error_class is None:
-                return VerdictResult.error(f"run: the warehouse could not run it: {result.error}", raw_response=raw)
-            return _reject(error_class, f"run: the database refused the query: {result.error}", raw)
-        state["result"] = result
-        return None
+            return Outcome.fault(INTERNAL, f"the warehouse failed: {type(exc).__name__}: {exc}")
+        state["raw"] = {"executed": result.executed, "error_code": result.error_code, "rows": len(result.rows)}
+        outcome = execution_outcome(result)
+        match outcome.kind:
+            case OutcomeKind.PASSED:
+                state["result"] = result
+            case OutcomeKind.FAILED if result.allowed:
+                return Outcome.failed(outcome.failure_class, f"the database refused the query: {result.error}")
+            case OutcomeKind.FAULT:
+                return Outcome.fault(outcome.cause, f"the warehouse could not run it: {outcome.message}")
+        return outcome
 
-    def check_non_empty(self, state) -> VerdictResult | None:
+    def check_non_empty(self, state) -> Outcome:
         if state["result"].rows:
-            return None
-        return _reject("other", "non_empty: the query returned no rows")
+            return Outcome.passed()
+        return Outcome.failed("other", "the query returned no rows")
 
-    def check_invariants(self, state) -> VerdictResult | None:
+    def check_invariants(self, state) -> Outcome:
         try:
             invariants = invariants_validate(invariants=state["query"].invariants)
         except InvariantsInvalid as exc:
-            return VerdictResult.error(f"invariants: the item's invariants are invalid: {exc}")
+            return Outcome.fault("invalid_invariants", f"the item's invariants are invalid: {exc}")
         state["invariants"] = invariants
         if not invariants:
-            return None
+            return Outcome.passed()
         result = state["result"]
-        outcome = invariants_check(
+        checked = invariants_check(
             invariants=invariants, columns=result.columns, rows=result.rows, truncated=result.truncated
         )
-        if outcome.violations:
-            first = outcome.violations[0]
-            reason = "invariants: " + "; ".join(v.message for v in outcome.violations)
-            return _reject(first.error_class, reason, {"violations": [v.kind for v in outcome.violations]})
-        if outcome.undecided:
-            return VerdictResult.error("invariants: " + "; ".join(outcome.undecided))
-        return None
-
-
-def _reject(error_class: str, reason: str, raw: dict | None = None) -> VerdictResult:
-    return VerdictResult(decision=Decision.REJECT, reason=reason, error_class=error_class, raw_response=raw or {})
+        if checked.violations:
+            state["raw"] = {"violations": [v.kind for v in checked.violations]}
+            return Outcome.failed(checked.violations[0].error_class, "; ".join(v.message for v in checked.violations))
+        if checked.undecided:
+            return Outcome.fault("undecided", "; ".join(checked.undecided))
+        return Outcome.passed()

@@ -86,7 +86,7 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
         prompt = self.prompt_for(query)
         request = self.request(query, prompt)
         trace = self.trace_fields(request, prompt)
-        context = {"backend": "openai_compatible", "simulated": self.endpoint.simulated, **prompt.context()}
+        context = {"backend": "openai_compatible", "simulated": False, **prompt.context()}
         if self.endpoint.missing_key:
             return self.missing_key_result(trace, context)
         client = cached_client("openai", self.endpoint, self.timeout_s)
@@ -105,12 +105,16 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
             )
         except VendorCallFailed as exc:
             context["attempts"] = exc.attempts
+            self.mark_answer(trace, context, headers=exc.headers)
             return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context, **trace)
         context["attempts"] = attempts
+        self.mark_answer(trace, context, headers=response.headers)
         try:
             completion = json_body(response)
         except MalformedAnswer as exc:
             return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context, **trace)
+        if not trace["simulated"]:
+            self.mark_answer(trace, context, body=completion)
         return self.result_from(completion, latency_ms=_ms(started), context=context, trace=trace)
 
     def result_from(self, completion, *, latency_ms: float, context: dict, trace=None) -> VerdictResult:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from judges.backends.base import VerdictResult, instructions_for
 from judges.backends.prompt import CacheWarmGate, Prompt, prefix_sha256, prompt_build, request_split
+from judges.backends.simulator_marker import answer_is_simulated, answer_trace
 
 RATE_LIMIT_STATUSES = {429, 529}
 
@@ -111,12 +112,22 @@ class CallPolicy:
 
 
 class VendorCallFailed(Exception):
-    """A call that failed for good; the message is the reason the error verdict carries."""
+    """A call that failed for good; the message is the reason the error verdict carries.
 
-    def __init__(self, reason: str, *, attempts: dict):
+    `headers` are those of the last answer received (None when none came): they say
+    whether the simulator gave it.
+    """
+
+    def __init__(self, reason: str, *, attempts: dict, headers=None):
         super().__init__(reason)
         self.reason = reason
         self.attempts = attempts
+        self.headers = headers
+
+
+def _answer_headers(exc):
+    """The headers of the answer an SDK error carries; None for a timeout or a dropped connection."""
+    return getattr(getattr(exc, "response", None), "headers", None)
 
 
 def retry_after_seconds(exc) -> float | None:
@@ -162,7 +173,9 @@ def call_with_policy(call, *, pool: VendorPool, policy: CallPolicy, estimated_to
             wait = retry_after_seconds(failure) or policy.backoff(attempts["rate_limited"])
             if now - rate_limit_started + wait > policy.rate_limit_patience_s:
                 raise VendorCallFailed(
-                    f"rate limited for over {policy.rate_limit_patience_s:.0f}s: {reason}", attempts=attempts
+                    f"rate limited for over {policy.rate_limit_patience_s:.0f}s: {reason}",
+                    attempts=attempts,
+                    headers=_answer_headers(failure),
                 )
             attempts["rate_limited"] += 1
             attempts["waited_s"] += wait
@@ -171,7 +184,11 @@ def call_with_policy(call, *, pool: VendorPool, policy: CallPolicy, estimated_to
             continue
         if status is None or status >= 500 or status == 408:
             if failures >= policy.max_retries:
-                raise VendorCallFailed(f"gave up after {failures + 1} attempts: {reason}", attempts=attempts)
+                raise VendorCallFailed(
+                    f"gave up after {failures + 1} attempts: {reason}",
+                    attempts=attempts,
+                    headers=_answer_headers(failure),
+                )
             wait = policy.backoff(failures)
             failures += 1
             attempts["retried"] += 1
@@ -179,7 +196,7 @@ def call_with_policy(call, *, pool: VendorPool, policy: CallPolicy, estimated_to
             _note_cause(attempts, reason)
             time.sleep(wait)
             continue
-        raise VendorCallFailed(reason, attempts=attempts)
+        raise VendorCallFailed(reason, attempts=attempts, headers=_answer_headers(failure))
 
 
 # Causes kept per call: a long 429 storm is summarised by its count, not listed in full.
@@ -216,16 +233,23 @@ class VendorBackendMixin:
         )
 
     def trace_fields(self, request: dict, prompt: Prompt) -> dict:
-        """The trace a result carries: endpoint, simulation, catalogue, request split for storage."""
+        """The trace a result carries: endpoint, simulation, catalogue, request split for storage.
+
+        Until an answer says otherwise (`mark_answer`), nothing was simulated.
+        """
         prefix, tail = request_split(request)
         return {
-            "simulated": self.endpoint.simulated,
-            "endpoint": self.endpoint.label,
+            **answer_trace(self.endpoint, simulated=False),
             "catalogue_version": prompt.schema.catalogue_version,
             "request_prefix": prefix,
             "prefix_sha256": prefix_sha256(prefix),
             "request_tail": tail,
         }
+
+    def mark_answer(self, trace: dict, context: dict, *, headers=None, body=None) -> None:
+        """Record in the trace and context whether the answer carried the simulator's marker."""
+        trace.update(answer_trace(self.endpoint, simulated=answer_is_simulated(headers=headers, body=body)))
+        context["simulated"] = trace["simulated"]
 
     def missing_key_result(self, trace: dict, context: dict) -> VerdictResult:
         """A version bound to a real vendor without its key: an error, never the simulator."""

@@ -33,9 +33,11 @@ class SelfConsistencyBackend(JudgeBackend):
         votes = Counter(r.decision for r in results if not r.is_error)
         totals = _sum_usage(results)
         summary = [{"decision": r.decision, "reason": r.reason[:500]} for r in results]
+        # The verdict is simulated if any sample's answer came from the simulator: its trace is that sample's.
+        traced = next((r for r in results if r.simulated), results[0])
         context = {
             "backend": "self_consistency",
-            "simulated": all(r.simulated for r in results),
+            "simulated": traced.simulated,
             "schema": results[0].context.get("schema"),
             "votes": dict(votes),
             "samples": len(results),
@@ -44,7 +46,7 @@ class SelfConsistencyBackend(JudgeBackend):
         if not votes:
             return VerdictResult.error(
                 f"all {len(results)} samples failed: {results[0].reason}", raw_response=raw, context=context, **totals
-            ).trace_from(results[0])
+            ).trace_from(traced)
         # The product's one tie rule (judges.metrics): a strict majority of answered samples.
         if metrics.majority_rejects(votes[Decision.REJECT], votes[Decision.REJECT] + votes[Decision.ACCEPT]):
             rejecting = [r for r in results if r.decision == Decision.REJECT]
@@ -56,14 +58,14 @@ class SelfConsistencyBackend(JudgeBackend):
                 raw_response=raw,
                 context=context,
                 **totals,
-            ).trace_from(results[0])
+            ).trace_from(traced)
         return VerdictResult(
             decision=Decision.ACCEPT,
             reason=f"{votes[Decision.ACCEPT]} of {len(results)} samples accept",
             raw_response=raw,
             context=context,
             **totals,
-        ).trace_from(results[0])
+        ).trace_from(traced)
 
 
 def _sum_usage(results) -> dict:

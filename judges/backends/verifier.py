@@ -1,8 +1,14 @@
 """The deterministic SQL verifier (probes app) as a judge.
 
 Written against the probes interface: `probes.verifier.verify(sql, catalogue, *,
-warehouse=None, rules=None) -> VerifierResult(passed, failure_class, message, findings,
-verifier_version, catalogue_version)` and `probes.selectors.catalogue_get_latest(warehouse_id=...)`.
+warehouse=None, rules=None) -> VerifierResult(outcome, findings, verifier_version,
+catalogue_version)` and `probes.selectors.catalogue_get_latest(warehouse_id=...)`.
+
+The verdict is the verifier's outcome (`VerdictResult.from_outcome`): passed accepts; failed
+rejects, the cost rules (class `timeout`) included, because catching those is what the
+verifier is for; a fault — the warehouse unreachable, the EXPLAIN out of time, a role that
+cannot read, a server or size limit, an unknown database error — is an `error` verdict
+("verifier could not check: ..."), never a reject.
 """
 
 from __future__ import annotations
@@ -10,18 +16,43 @@ from __future__ import annotations
 import json
 import time
 
-from judges.backends.base import ERROR_CLASSES, JudgeBackend, VerdictResult
-from judges.models import Decision
+from judges.backends.base import JudgeBackend, VerdictResult
 from probes import selectors, verifier
+from probes.outcome import INTERNAL, Outcome, OutcomeKind
 
-# Verifier outcomes that mean "could not check", not "the SQL is wrong".
-CHECKER_FAULTS = {"error", "timeout", "transport", "internal", "catalogue_missing"}
-# The verifier's own taxonomy names that differ from the shared error-class list.
-FAILURE_CLASS_ALIASES = {
-    "unknown_obj": "unknown_object",
-    "unknown_column": "unknown_object",
-    "unknown_table": "unknown_object",
-}
+
+def verifier_outcome(query, rules: dict | None) -> tuple[Outcome, dict, dict]:
+    """Run the verifier on a query; return (its outcome, the raw result, the verdict context)."""
+    if query.warehouse_id is None:
+        message = "the query names no warehouse, so there is no catalogue to verify against"
+        return Outcome.fault("no_warehouse", message), {}, {"backend": "verifier"}
+    try:
+        # Without a catalogue the verifier still checks syntax and the plan, not names.
+        catalogue = selectors.catalogue_get_latest(warehouse_id=query.warehouse_id)
+        result = verifier.verify(query.sql, catalogue, warehouse=query.warehouse, rules=rules)
+    except Exception as exc:  # noqa: BLE001 - a crashing checker is an error verdict, not a reject
+        return Outcome.fault(INTERNAL, f"verifier failed: {type(exc).__name__}: {exc}"), {}, {"backend": "verifier"}
+    context = {
+        "backend": "verifier",
+        "verifier_version": str(result.verifier_version or ""),
+        "catalogue_version": result.catalogue_version,
+    }
+    raw = result.as_dict()
+    raw["findings"] = _jsonable(raw["findings"])
+    raw.pop("rules", None)
+    return result.outcome, raw, context
+
+
+def verifier_reason(outcome: Outcome) -> str:
+    """The reason a verifier verdict gives for its outcome."""
+    match outcome.kind:
+        case OutcomeKind.PASSED:
+            return outcome.message or "verifier passed"
+        case OutcomeKind.FAILED:
+            return outcome.message
+        case OutcomeKind.FAULT:
+            return f"verifier could not check: {outcome.cause}: {outcome.message}"
+    raise ValueError(f"unknown outcome {outcome.kind!r}")
 
 
 class VerifierBackend(JudgeBackend):
@@ -30,40 +61,11 @@ class VerifierBackend(JudgeBackend):
 
     def judge(self, query) -> VerdictResult:
         started = time.perf_counter()
-        if query.warehouse_id is None:
-            return VerdictResult.error("the query names no warehouse, so there is no catalogue to verify against")
-        try:
-            # Without a catalogue the verifier still checks syntax and the plan, not names.
-            catalogue = selectors.catalogue_get_latest(warehouse_id=query.warehouse_id)
-            result = verifier.verify(query.sql, catalogue, warehouse=query.warehouse, rules=self.config.get("rules"))
-        except Exception as exc:  # noqa: BLE001 - a crashing checker is an error verdict, not a reject
-            return VerdictResult.error(f"verifier failed: {type(exc).__name__}: {exc}")
-        latency_ms = round((time.perf_counter() - started) * 1000, 1)
-        context = {
-            "backend": "verifier",
-            "verifier_version": str(getattr(result, "verifier_version", "")),
-            "catalogue_version": getattr(result, "catalogue_version", None),
-        }
-        raw = {"passed": result.passed, "failure_class": result.failure_class, "message": result.message}
-        raw["findings"] = _jsonable(getattr(result, "findings", []))
-        if result.passed:
-            return VerdictResult(
-                decision=Decision.ACCEPT,
-                reason=result.message or "verifier passed",
-                latency_ms=latency_ms,
-                raw_response=raw,
-                context=context,
-            )
-        failure = FAILURE_CLASS_ALIASES.get(result.failure_class or "", result.failure_class or "")
-        if failure in CHECKER_FAULTS:
-            return VerdictResult.error(
-                f"verifier could not check: {result.message}", latency_ms=latency_ms, raw_response=raw, context=context
-            )
-        return VerdictResult(
-            decision=Decision.REJECT,
-            reason=result.message,
-            error_class=failure if failure in ERROR_CLASSES else "other",
-            latency_ms=latency_ms,
+        outcome, raw, context = verifier_outcome(query, self.config.get("rules"))
+        return VerdictResult.from_outcome(
+            outcome,
+            reason=verifier_reason(outcome),
+            latency_ms=round((time.perf_counter() - started) * 1000, 1),
             raw_response=raw,
             context=context,
         )

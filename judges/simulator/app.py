@@ -19,6 +19,7 @@ from judges.simulator.formats import (
     openai_completion,
     parse_anthropic,
     parse_openai,
+    stamped,
 )
 from judges.simulator.vendor import ApiError, Simulator, raise_fault
 
@@ -92,7 +93,7 @@ class SimulatorApp:
             else:
                 truth = sim.truth_for(request["sql"])
             fault = sim.fault_for(model, truth, f"{request['model']}|{request['sql']}")
-            sim.count(f"{vendor}:requests")
+            sim.count_call(f"{vendor}:requests", request["sql"])
             if fault:
                 sim.count(f"{vendor}:fault:{fault}")
             delay = sim.latency_s(model)
@@ -135,4 +136,4 @@ class SimulatorApp:
                 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "not ended"}}
             )
         data = "".join(json.dumps(line) + "\n" for line in batch.results).encode()
-        return 200, {"content-type": "application/binary"}, data
+        return 200, stamped({"content-type": "application/binary"}), data

@@ -7,6 +7,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from judges.backends.simulator_marker import SIMULATOR_FIELD
 from judges.simulator.formats import anthropic_message, parse_anthropic
 from judges.simulator.vendor import ApiError, Simulator, raise_fault
 
@@ -59,7 +60,7 @@ def _batch_process(simulator, batch: SimBatch, requests: list) -> None:
             model = simulator.model(request["model"])
             truth = simulator.truth_for(request["sql"])
             fault = simulator.fault_for(model, truth, f"{request['model']}|{request['sql']}")
-            simulator.count("anthropic:batch_requests")
+            simulator.count_call("anthropic:batch_requests", request["sql"])
             raise_fault("500" if fault in ("429", "529", "500", "timeout") else None, model, anthropic=True)
             payload = simulator.answer(
                 request["model"], request["sql"], request["tool"], malformed=fault == "malformed"
@@ -71,7 +72,7 @@ def _batch_process(simulator, batch: SimBatch, requests: list) -> None:
                 "type": "errored",
                 "error": {"type": "error", "error": {"type": exc.kind, "message": exc.message}},
             }
-        batch.results.append({"custom_id": custom_id, "result": result})
+        batch.results.append({"custom_id": custom_id, "result": result, SIMULATOR_FIELD: True})
     batch.status, batch.ended = "ended", time.time()
 
 

@@ -1,6 +1,9 @@
 """The vendors' wire formats: read an Anthropic or OpenAI request, write their answers.
 
-Only shapes live here; what the answer says comes from `vendor.Simulator`.
+Only shapes live here; what the answer says comes from `vendor.Simulator`. Every answer
+carries the simulator's marker (`judges/backends/simulator_marker.py`): a field in each
+JSON body and a header on every response. Docket's backends record a verdict as
+simulated from that marker alone.
 """
 
 from __future__ import annotations
@@ -10,13 +13,22 @@ import re
 import time
 import uuid
 
+from judges.backends.simulator_marker import SIMULATOR_FIELD, SIMULATOR_HEADER
 from judges.simulator.vendor import ApiError
 
 SQL_BLOCK = re.compile(r"<sql[^>]*>\s*(.*?)\s*</sql>", re.S)
 
 
 def json_response(status: int, payload: dict, headers: dict | None = None) -> tuple[int, dict, bytes]:
-    return status, {"content-type": "application/json", **(headers or {})}, json.dumps(payload).encode()
+    """A JSON answer, stamped with the simulator's marker in its headers and body (errors included)."""
+    if isinstance(payload, dict):
+        payload = {**payload, SIMULATOR_FIELD: True}
+    return status, stamped({"content-type": "application/json", **(headers or {})}), json.dumps(payload).encode()
+
+
+def stamped(headers: dict) -> dict:
+    """Response headers with the simulator's marker."""
+    return {**headers, SIMULATOR_HEADER: "1"}
 
 
 def _text_of(content) -> str:
@@ -118,6 +130,7 @@ def anthropic_message(request: dict, payload: dict, usage: dict) -> dict:
             "cache_creation_input_tokens": usage["cache_write"],
             "cache_read_input_tokens": usage["cache_read"],
         },
+        SIMULATOR_FIELD: True,  # also in a Message Batch result, which has no headers of its own
     }
 
 
@@ -152,4 +165,5 @@ def openai_completion(request: dict, payload: dict, usage: dict) -> dict:
             "prompt_tokens_details": {"cached_tokens": usage["cache_read"]},
         },
         "system_fingerprint": "docket-simulator",
+        SIMULATOR_FIELD: True,
     }

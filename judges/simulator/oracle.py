@@ -9,7 +9,7 @@ import threading
 
 from django.db import close_old_connections
 
-from judges.simulator.vendor import Truth
+from judges.simulator.vendor import ERROR_CLASSES, Truth
 from labelling.models import GoldSetVersionItem
 from probes.fingerprint import sql_fingerprint
 
@@ -37,7 +37,10 @@ def gold_label_oracle():
         truth = (
             None
             if item is None
-            else Truth(wrong=item["decision"] == "wrong", error_class=item["error_class"] or "other")
+            else Truth(
+                wrong=item["decision"] == "wrong",
+                error_class=item["error_class"] if item["error_class"] in ERROR_CLASSES else "",
+            )
         )
         with lock:
             cache[sql] = truth

@@ -135,7 +135,6 @@ class SimulatorServer:
             f"HTTP/1.1 {status} {_reason(status)}",
             f"server: {self.app.server_version}",
             f"content-length: {len(data)}",
-            "x-docket-simulated: true",
             *(f"{name}: {value}" for name, value in response_headers.items()),
         ]
         if not keep_alive:

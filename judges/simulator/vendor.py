@@ -24,6 +24,7 @@ import random
 import re
 import threading
 import time
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 
 from labelling.models import ErrorClass
@@ -115,8 +116,8 @@ def parse_marker(sql: str) -> Truth | None:
             truth.join_table = token.removeprefix("table=")
         elif token.startswith("grain="):
             truth.grain_key = token.removeprefix("grain=")
-    if truth.wrong and not truth.error_class:
-        truth.error_class = "other"
+    # Wrong without a class: the simulated model names none, and Docket records its reject as
+    # unclassified (it never invents "other").
     return truth
 
 
@@ -171,6 +172,8 @@ class Simulator:
         # prefix hash -> [time the entry became readable, time of its last use]
         self.cached_prefixes: dict[str, list[float]] = {}
         self.stats: dict = {}
+        # Calls per SQL text: a test can ask whether any item was paid for twice.
+        self.calls_per_sql: Counter = Counter()
         self.batches: dict = {}  # batch id -> batches.SimBatch
 
     def model(self, name: str) -> SimModel:
@@ -179,6 +182,12 @@ class Simulator:
     def count(self, key: str) -> None:
         with self.lock:
             self.stats[key] = self.stats.get(key, 0) + 1
+
+    def count_call(self, kind: str, sql: str) -> None:
+        """Count one call the vendor would bill (`anthropic:requests`...), in total and for its SQL."""
+        with self.lock:
+            self.stats[kind] = self.stats.get(kind, 0) + 1
+            self.calls_per_sql[sql] += 1
 
     def truth_for(self, sql: str) -> Truth:
         marked = parse_marker(sql)
@@ -232,11 +241,8 @@ class Simulator:
         if not rejects:
             return {"decision": "accept", "reason": "The SQL answers the question as asked.", "error_class": ""}
         error_class = truth.error_class if truth.wrong and class_draw < model.class_accuracy else random_class
-        return {
-            "decision": "reject",
-            "reason": f"Simulated judgement: looks like {error_class.replace('_', ' ')}.",
-            "error_class": error_class,
-        }
+        looks_like = f"looks like {error_class.replace('_', ' ')}" if error_class else "looks wrong"
+        return {"decision": "reject", "reason": f"Simulated judgement: {looks_like}.", "error_class": error_class}
 
     def hypotheses(self, verdict: dict, sql: str, truth: Truth) -> dict:
         """Turn a verdict into fan-out hypotheses: a rejection becomes a suspected fan-out."""

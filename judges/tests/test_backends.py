@@ -4,13 +4,14 @@ import pytest
 
 from judges.backends import BackendCannotJudge, get_backend
 from judges.backends.anthropic_backend import AnthropicBackend
-from judges.backends.base import token_cost
+from judges.backends.base import VerdictResult, token_cost
 from judges.demo import run_inline
 from judges.models import CalibrationRun, Decision, RunChunk, Verdict
 from judges.runner import run_chunk_execute
 from judges.services import judge_live_query
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
 from labelling.models import Query
+from probes.outcome import Outcome, OutcomeKind
 
 pytestmark = pytest.mark.django_db
 
@@ -131,10 +132,11 @@ def test_hypothesis_judge_returns_a_fanout_hypothesis_with_a_probe(vendor_simula
     assert hypothesis["probe_sql"].startswith("SELECT COUNT(*)")
 
 
-def test_hypothesis_probe_judge_without_a_warehouse_fails_open(vendor_simulator):
+def test_hypothesis_probe_judge_without_a_warehouse_is_an_error_never_an_accept(vendor_simulator):
     result = get_backend(simulated_version(backend="hypothesis_probe")).judge(query(WRONG_SQL))
-    assert result.decision == "accept"
+    assert result.decision == "error", "no probe could run: nothing was checked"
     assert result.context["probe_outcomes"][0]["outcome"] == "refused"
+    assert result.input_tokens > 0, "the model's call is still counted"
 
 
 def test_verifier_judge_without_a_warehouse_is_an_error_not_a_reject():
@@ -223,3 +225,12 @@ def test_a_resumed_batch_chunk_collects_the_same_batch_instead_of_paying_twice(v
     assert Verdict.objects.filter(run=run).count() == 6
     assert vendor_simulator.stats["anthropic:batch_requests"] == 6
     assert len(vendor_simulator.batches) == 1
+
+
+def test_a_verdict_is_a_checkers_outcome_and_back():
+    from_fault = VerdictResult.from_outcome(Outcome.fault("transport", "warehouse down"))
+    assert (from_fault.decision, from_fault.context["fault"]) == ("error", "transport")
+    assert from_fault.outcome == Outcome.fault("transport", "warehouse down")
+    cost = VerdictResult.from_outcome(Outcome.failed("timeout", "cross join"))
+    assert (cost.decision, cost.error_class, cost.context["failure_class"]) == ("reject", "other", "timeout")
+    assert VerdictResult.from_outcome(Outcome.passed("ok")).outcome.kind is OutcomeKind.PASSED

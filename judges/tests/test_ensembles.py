@@ -15,43 +15,53 @@ from judges.metrics import REJECT as R
 from judges.tests.hand_tables import DECISIONS, IS_WRONG
 
 
-@pytest.fixture
-def counts():
-    return metrics.counts_from_decisions(DECISIONS)
-
-
-def test_pair_overlap_uses_items_judged_by_both(counts):
-    probs = metrics.reject_prob(counts)
-    pair = ensembles.pair_overlap(probs[:, 0], probs[:, 1], IS_WRONG)
+def test_pair_overlap_uses_items_judged_by_both():
+    pair = ensembles.pair_overlap(ensembles.draws_from_decisions(DECISIONS), IS_WRONG, 0, 1)
     # Only item 1 is wrong and judged by both: judge 0 misses it, judge 1 catches it.
     assert pair["items"] == 3
     assert pair["missed_a"] == 1 and pair["missed_b"] == 0
     assert pair["both_missed"] == 0
     assert pair["miss_jaccard"] == 0
     assert pair["union_catch_rate"] == 1
+    # Item 2: draws (R, A) of judge 0 against (A, A) of judge 1 — the union rejects 1 of 2
+    # aligned draws; item 3: (A, A, A) against (R, A, R) — 2 of 3.
     assert pair["union_false_reject_rate"] == pytest.approx((1 / 2 + 2 / 3) / 2)
 
 
-def test_pair_overlap_with_repeats_multiplies_miss_probabilities():
-    probs_a = np.array([0.5, 1.0, 0.0, 0.25])
-    probs_b = np.array([0.5, 0.0, 0.0, 0.0])
-    is_wrong = np.array([True, True, True, False])
-    pair = ensembles.pair_overlap(probs_a, probs_b, is_wrong)
-    assert pair["both_missed"] == pytest.approx(0.25 + 0 + 1)
-    assert pair["missed_a"] == pytest.approx(1.5)
-    assert pair["missed_b"] == pytest.approx(2.5)
-    assert pair["miss_jaccard"] == pytest.approx(1.25 / (1.5 + 2.5 - 1.25))
-    assert pair["union_catch_rate"] == pytest.approx((0.75 + 1 + 0) / 3)
-    assert pair["union_false_reject_rate"] == pytest.approx(0.25)
+def test_pair_union_and_misses_are_on_aligned_draws_not_as_if_independent():
+    # One wrong item, two draws each: A rejects draw 0, B draw 1. Deployed, either rejects
+    # on every draw; independence (1 - (1 - 0.5)(1 - 0.5)) would have said 0.75.
+    draws = ensembles.draws_from_decisions(np.array([[[R, A], [A, R]], [[A, A], [A, A]]]))
+    pair = ensembles.pair_overlap(draws, np.array([True, False]), 0, 1)
+    assert pair["union_catch_rate"] == 1.0
+    assert (pair["missed_a"], pair["missed_b"], pair["both_missed"]) == (0.5, 0.5, 0.0)
+    assert pair["miss_jaccard"] == 0.0
+    # The same rejects on the same draw: the union adds nothing and they miss together.
+    same = ensembles.draws_from_decisions(np.array([[[R, A], [R, A]], [[A, A], [A, A]]]))
+    pair = ensembles.pair_overlap(same, np.array([True, False]), 0, 1)
+    assert (pair["union_catch_rate"], pair["both_missed"], pair["miss_jaccard"]) == (0.5, 0.5, 1.0)
 
 
-def test_pair_kappa_is_kappa_of_one_draw_of_each_judge(counts):
-    probs = metrics.reject_prob(counts)
-    pair = ensembles.pair_overlap(probs[:, 0], probs[:, 1], IS_WRONG)
-    # Items 1..3: judge 0 rejects with p = (0, 1/2, 0), judge 1 with (1, 0, 2/3). The
-    # expected table of one draw of each, weighted by the draw probabilities:
-    pa, pb = np.array([0, 0.5, 0]), np.array([1, 0, 2 / 3])
-    table = np.array([[np.sum((1 - pa) * (1 - pb)), np.sum((1 - pa) * pb)], [np.sum(pa * (1 - pb)), np.sum(pa * pb)]])
+def test_the_pair_union_is_the_two_member_any_ensemble_and_both_missed_its_complement():
+    rng = np.random.default_rng(5)
+    decisions = rng.choice([A, R, E, M], p=[0.45, 0.35, 0.1, 0.1], size=(40, 2, 3))
+    is_wrong = rng.random(40) < 0.5
+    draws = ensembles.draws_from_decisions(decisions)
+    pair = ensembles.pair_overlap(draws, is_wrong, 0, 1)
+    union = ensembles.ensemble_metrics(draws, is_wrong, [0, 1], "any")
+    assert pair["union_catch_rate"] == union["catch_rate"]
+    assert pair["union_false_reject_rate"] == union["false_reject_rate"]
+    assert pair["both_missed"] == pytest.approx(union["judged_wrong"] * (1 - union["catch_rate"]))
+    assert pair["missed_a"] >= pair["both_missed"] <= pair["missed_b"]
+
+
+def test_pair_kappa_is_kappa_of_their_aligned_draws():
+    pair = ensembles.pair_overlap(ensembles.draws_from_decisions(DECISIONS), IS_WRONG, 0, 1)
+    # Items 1..3, share of aligned draws per cell (a accepts/rejects × b accepts/rejects):
+    # item 1 (A against R): a-accept b-reject; item 2 (R, A against A, A): half each of
+    # a-reject b-accept and both accept; item 3 (A, A, A against R, A, R): 1/3 both accept,
+    # 2/3 a-accept b-reject.
+    table = np.array([[0 + 1 / 2 + 1 / 3, 1 + 0 + 2 / 3], [0 + 1 / 2 + 0, 0.0]])
     n = table.sum()
     observed = np.trace(table) / n
     expected = (table.sum(axis=1) @ table.sum(axis=0)) / n**2
@@ -258,21 +268,61 @@ def test_stacked_ensemble_needs_two_items_of_each_class():
 
 def test_miss_lists_sum_to_the_pair_and_pattern_figures():
     rng = np.random.default_rng(2)
-    probs = rng.choice([0.0, 1 / 3, 0.5, 2 / 3, 1.0, np.nan], size=(40, 3))
+    decisions = rng.choice([A, R, E, M], p=[0.45, 0.35, 0.1, 0.1], size=(40, 3, 3))
     is_wrong = rng.random(40) < 0.5
-    pair = ensembles.pair_overlap(probs[:, 0], probs[:, 2], is_wrong)
-    rows, probability = ensembles.missed_by_all(probs, is_wrong, [0, 2])
+    draws = ensembles.draws_from_decisions(decisions)
+    pair = ensembles.pair_overlap(draws, is_wrong, 0, 2)
+    rows, probability = ensembles.missed_by_all(draws, is_wrong, [0, 2])
     assert probability.sum() == pytest.approx(pair["both_missed"])
     assert list(probability) == sorted(probability, reverse=True) and (probability > 0).all()
-    patterns = ensembles.miss_patterns(probs, is_wrong)
-    common = is_wrong & ~np.isnan(probs).any(axis=1)
+    patterns = ensembles.miss_patterns(draws, is_wrong)
+    common = is_wrong & ((decisions == A) | (decisions == R)).any(axis=2).all(axis=1)
     assert sum(patterns.values()) == pytest.approx(common.sum())
     missed_any = sum(size for pattern, size in patterns.items() if any(pattern))
-    assert missed_any == pytest.approx(np.sum(1 - np.prod(probs[common], axis=1)))
+    every_member_rejects = ensembles.ensemble_metrics(draws, is_wrong, [0, 1, 2], "k_of_n", items=common, k=3)
+    assert missed_any == pytest.approx(common.sum() * (1 - every_member_rejects["catch_rate"]))
     for pattern, size in patterns.items():
-        _, listed = ensembles.missed_exactly(probs, is_wrong, np.array(pattern))
+        _, listed = ensembles.missed_exactly(draws, is_wrong, np.array(pattern))
         assert listed.sum() == pytest.approx(size)
+
+
+def test_upset_patterns_count_aligned_draws_each_item_once():
+    # Wrong item 0: draws (A, R) against (A, A): half "both miss", half "only b misses".
+    draws = ensembles.draws_from_decisions(np.array([[[A, R], [A, A]], [[R, R], [A, R]]]))
+    patterns = ensembles.miss_patterns(draws, np.array([True, True]))
+    assert patterns == {(True, True): 0.5, (False, True): 1.0, (False, False): 0.5}
 
 
 def test_pareto_frontier_keeps_only_undominated_points():
     assert ensembles.pareto_frontier([1, 2, 3, 2], [0.5, 0.7, 0.6, 0.4]) == [True, True, False, False]
+
+
+def test_an_unknown_cost_is_never_on_the_frontier_and_never_beats_a_known_one():
+    # Read as $0, the unknown point would dominate every other one.
+    assert ensembles.pareto_frontier([None, 1, 2], [0.9, 0.5, 0.7]) == [False, True, True]
+    assert ensembles.pareto_frontier([float("nan"), 1], [0.9, 0.5]) == [False, True]
+
+
+def test_a_member_without_a_measured_cost_makes_the_ensemble_cost_unknown():
+    decisions, is_wrong = known_members()
+    draws = ensembles.draws_from_decisions(decisions)
+    result = ensembles.ensemble_metrics(draws, is_wrong, [0, 1], "any", cost_per_verdict=np.array([0.01, np.nan, 0]))
+    assert result["cost_per_attempt_usd"] is None and result["cost_per_accepted_usd"] is None
+    known = ensembles.ensemble_metrics(draws, is_wrong, [0, 2], "any", cost_per_verdict=np.array([0.01, np.nan, 0]))
+    assert known["cost_per_attempt_usd"] == pytest.approx(0.01)
+
+
+def test_more_draws_than_one_word_of_reject_bits_hold_the_same_definition():
+    # 150 draws per item need three 64-bit words; the union must still follow the draws.
+    rng = np.random.default_rng(8)
+    decisions = rng.choice([A, R, E], p=[0.6, 0.3, 0.1], size=(12, 2, 150))
+    is_wrong = rng.random(12) < 0.5
+    draws = ensembles.draws_from_decisions(decisions)
+    assert draws.reject_bits.shape[2] == 3
+    union = ensembles.ensemble_metrics(draws, is_wrong, [0, 1], "any")
+    expected = metrics.rates(enumerate_ensemble(decisions, [0, 1], 1), is_wrong)
+    assert union["catch_rate"] == pytest.approx(expected["catch_rate"])
+    assert union["false_reject_rate"] == pytest.approx(expected["false_reject_rate"])
+    # The dense path (k of n with k = 1 is "any" by another road) agrees draw for draw.
+    dense = ensembles.ensemble_metrics(draws, is_wrong, [0, 1], "k_of_n", k=1)
+    assert (dense["catch_rate"], dense["draws"]) == (pytest.approx(union["catch_rate"]), union["draws"])

@@ -61,6 +61,8 @@ def test_promptfoo_results_become_one_judge_per_provider_with_their_outputs_as_v
     for key, (decision, result) in expected.items():
         verdict = stored[key]
         assert verdict.decision == decision
+        assert verdict.judge_version.config == {"imported": True, "source_format": "promptfoo"}
+        assert (verdict.simulated, verdict.endpoint) == (False, "imported")
         assert verdict.latency_ms == result["latencyMs"]
         # promptfoo prices gpt-4o; it writes 0 for a model it cannot price: not measured.
         assert (verdict.cost_usd is None) == (not result["cost"])

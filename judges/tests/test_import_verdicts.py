@@ -66,11 +66,53 @@ def test_import_creates_replay_judges_and_a_completed_run_on_the_latest_version(
     assert vendor["errors"] == 1 and vendor["catch_rate"] == 0.5 and vendor["false_reject_rate"] is None
 
 
-def test_a_known_judge_gets_its_latest_version(tmp_path, gold):
-    make_judge_version("known", number=1)
-    latest = make_judge_version("known", number=2)
+def test_imported_verdicts_are_stored_in_a_replay_version_marked_with_their_source_format(tmp_path, gold):
+    call_command("import_verdicts", str(write(tmp_path, [line("q000"), line("q001")])), "--gold-set", "imports")
+    version = Judge.objects.get(name="vendor-x").latest_version
+    assert (version.backend, version.config) == (Backend.REPLAY, {"imported": True, "source_format": "docket"})
+    for verdict in Verdict.objects.all():
+        assert verdict.judge_version == version
+        # Judged elsewhere: not by the simulator, and by no vendor host Docket called.
+        assert (verdict.simulated, verdict.endpoint) == (False, "imported")
+        assert verdict.context == {"imported": {"format": "docket", "file": "verdicts.jsonl"}}
+
+
+def test_a_judge_docket_runs_never_receives_foreign_verdicts_in_its_versions(tmp_path, gold):
+    make_judge_version("known", number=1, backend=Backend.ANTHROPIC, simulated=True)
+    make_judge_version("known", number=2, backend=Backend.OPENAI_COMPATIBLE)
     call_command("import_verdicts", str(write(tmp_path, [line(judge="known")])), "--gold-set", "imports")
-    assert Verdict.objects.get().judge_version == latest
+    verdict = Verdict.objects.get()
+    assert verdict.judge_version.judge.title == "known (imported)"
+    assert (verdict.judge_version.backend, verdict.simulated) == (Backend.REPLAY, False)
+    assert not Verdict.objects.filter(judge_version__judge__name="known").exists()
+    # The next import of that name finds the imported judge again.
+    call_command("import_verdicts", str(write(tmp_path, [line("q001", judge="known")])), "--gold-set", "imports")
+    assert set(Verdict.objects.values_list("judge_version", flat=True)) == {verdict.judge_version_id}
+
+
+def test_one_judge_keeps_one_replay_version_per_source_format(tmp_path, gold):
+    first = write(tmp_path, [line("q000")])
+    call_command("import_verdicts", str(first), "--gold-set", "imports")
+    csv = tmp_path / "more.csv"
+    csv.write_text("item,verdict\nq001,reject\n")
+    call_command(
+        "import_verdicts",
+        str(csv),
+        "--gold-set",
+        "imports",
+        "--map",
+        "query_id=item",
+        "--map",
+        "decision=verdict",
+        "--judge",
+        "vendor-x",
+    )
+    judge = Judge.objects.get(name="vendor-x")
+    assert [(v.number, v.config["source_format"]) for v in judge.versions.order_by("number")] == [
+        (1, "docket"),
+        (2, "csv"),
+    ]
+    assert Verdict.objects.get(query__external_id="q001").judge_version.number == 2
 
 
 @pytest.mark.parametrize(

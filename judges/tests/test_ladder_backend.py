@@ -47,7 +47,8 @@ def test_the_parse_rung_rejects_text_that_does_not_parse_and_a_write():
     broken = judge.judge(item("SELECT FROM WHERE", None))
     write = judge.judge(item("DELETE FROM orders", None))
     assert (broken.decision, broken.error_class) == ("reject", "syntax")
-    assert (write.decision, write.error_class) == ("reject", "dialect")
+    # Read as the verifier reads it: a write is no dialect slip, it is not a query at all.
+    assert (write.decision, write.error_class) == ("reject", "other")
     assert judge.judge(item(RIGHT, None)).decision == "accept"
 
 
@@ -102,3 +103,28 @@ def test_a_ladder_judge_must_name_a_known_rung():
         judge_create(name="ladder-x", backend="ladder", config={"rung": "vibes"})
     assert "rung" in str(caught.value)
     judge_create(name="ladder-ok", backend="ladder", config={"rung": "non_empty"})
+
+
+def test_the_parse_rung_does_not_reject_a_text_dockets_own_size_limits_refused(settings):
+    settings.WAREHOUSE_MAX_SQL_BYTES = 40
+    result = rung_judge("parse").judge(item(RIGHT, None))
+    assert result.decision == "error", "the text was never read: nothing is known about the SQL"
+    assert "WAREHOUSE_MAX_SQL_BYTES" in result.reason and result.context["stopped_at"] == "parse"
+
+
+def test_the_plan_rung_rejects_on_a_cost_rule_so_the_ladder_keeps_the_item(shop_warehouse):
+    result = rung_judge("plan").judge(item("SELECT * FROM orders, customers LIMIT 3", shop_warehouse))
+    assert (result.decision, result.error_class) == ("reject", "other")
+    assert result.context["failure_class"] == "timeout" and result.context["stopped_at"] == "plan"
+
+
+def test_the_run_rung_on_a_file_that_is_not_a_database_is_an_error(shop_warehouse, tmp_path):
+    query = item(RIGHT, shop_warehouse)
+    (tmp_path / "shop.sqlite3").write_bytes(b"not a database" * 500)
+    judge = get_backend(
+        simulated_version(name="ladder-run-no-explain", backend="ladder", rung="run", rules={"explain": False})
+    )
+    result = judge.judge(query)
+    assert (result.decision, result.context["stopped_at"]) == ("error", "run")
+    assert result.context["fault"] == "database_error"
+    assert result.reason == "run: the warehouse could not run it: file is not a database"

@@ -7,22 +7,29 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 
-from judges.ladder import cumulative_reject, ladder_table, rung_columns
+from judges.draws import draws_from_decisions
+from judges.ensembles import ensemble_metrics
+from judges.ladder import ladder_table, rung_columns
+from judges.metrics import ACCEPT as A
+from judges.metrics import MISSING as M
+from judges.metrics import REJECT as R
 from judges.tests.calibration_builders import add_verdicts, make_gold_set, make_judge_version, make_run
 
-NAN = np.nan
 RUNGS = ["parse", "plan", "run", "non_empty"]
-# Three wrong items, three correct; the last correct item is unjudged by non_empty (an error).
-PROBS = np.array(
+# Three wrong items, three correct, two draws per rung (rungs are deterministic: both draws
+# agree, except non_empty on the third wrong item); the last correct item is unjudged by
+# non_empty (an error).
+DECISIONS = np.array(
     [
-        [1, 1, 1, 1],  # wrong, caught at parse
-        [0, 0, 1, 1],  # wrong, caught at run
-        [0, 0, 0, 0.5],  # wrong, non_empty rejects one draw in two
-        [0, 0, 0, 0],  # correct
-        [0, 1, 1, 1],  # correct, falsely rejected from plan up
-        [0, 0, 0, NAN],  # correct, left out: not every rung judged it
+        [[R, R], [R, R], [R, R], [R, R]],  # wrong, caught at parse
+        [[A, A], [A, A], [R, R], [R, R]],  # wrong, caught at run
+        [[A, A], [A, A], [A, A], [R, A]],  # wrong, non_empty rejects one draw in two
+        [[A, A], [A, A], [A, A], [A, A]],  # correct
+        [[A, A], [R, R], [R, R], [R, R]],  # correct, falsely rejected from plan up
+        [[A, A], [A, A], [A, A], [M, M]],  # correct, left out: not every rung judged it
     ]
 )
+DRAWS = draws_from_decisions(DECISIONS)
 IS_WRONG = np.array([True, True, True, False, False, False])
 # By hand: catch over the 3 wrong items, false reject over the 2 correct ones kept.
 EXPECTED = [
@@ -42,18 +49,33 @@ def assert_table(actual, expected):
 
 
 def test_the_table_matches_the_hand_computed_one():
-    assert_table(ladder_table(rungs=RUNGS, probs=PROBS, is_wrong=IS_WRONG), EXPECTED)
+    assert_table(ladder_table(rungs=RUNGS, draws=DRAWS, columns=[0, 1, 2, 3], is_wrong=IS_WRONG), EXPECTED)
 
 
-def test_rungs_that_are_not_nested_combine_as_a_union():
-    # Two rungs each rejecting half the draws of the one wrong item: together 1 - 0.5 * 0.5.
-    assert cumulative_reject(np.array([[0.5, 0.5]]))[0].tolist() == [0.5, 0.75]
-    table = ladder_table(rungs=["parse", "plan"], probs=np.array([[0.5, 0.5], [0, 0]]), is_wrong=np.array([1, 0]))
-    assert [row["marginal_catch"] for row in table] == [0.5, 0.25]
+def test_each_row_is_the_any_ensemble_of_the_rungs_so_far():
+    table = ladder_table(rungs=RUNGS, draws=DRAWS, columns=[0, 1, 2, 3], is_wrong=IS_WRONG)
+    kept = np.array([True] * 5 + [False])
+    for depth, row in enumerate(table, start=1):
+        union = ensemble_metrics(DRAWS, IS_WRONG, list(range(depth)), "any", items=kept)
+        assert (row["catch"], row["false_reject"]) == (union["catch_rate"], union["false_reject_rate"])
+
+
+def test_rungs_that_are_not_nested_combine_on_aligned_draws_not_as_if_independent():
+    # Two rungs each rejecting one draw in two of the one wrong item, on different draws:
+    # every deployed draw is caught (1.0), where independence would say 1 - 0.5 * 0.5.
+    apart = draws_from_decisions(np.array([[[R, A], [A, R]], [[A, A], [A, A]]]))
+    table = ladder_table(rungs=["parse", "plan"], draws=apart, columns=[0, 1], is_wrong=np.array([1, 0]))
+    assert [row["marginal_catch"] for row in table] == [0.5, 0.5]
+    # On the same draw they add nothing to each other.
+    together = draws_from_decisions(np.array([[[R, A], [R, A]], [[A, A], [A, A]]]))
+    table = ladder_table(rungs=["parse", "plan"], draws=together, columns=[0, 1], is_wrong=np.array([1, 0]))
+    assert [row["marginal_catch"] for row in table] == [0.5, 0.0]
 
 
 def test_a_table_without_wrong_items_has_no_catch():
-    table = ladder_table(rungs=["parse"], probs=np.array([[0.0]]), is_wrong=np.array([False]))
+    table = ladder_table(
+        rungs=["parse"], draws=draws_from_decisions(np.array([[[A]]])), columns=[0], is_wrong=np.array([False])
+    )
     assert table == [{"rung": "parse", "catch": None, "false_reject": 0.0, "marginal_catch": None}]
 
 
@@ -66,15 +88,11 @@ def test_one_column_per_rung_the_latest_version_in_ladder_order():
 def test_judge_report_json_carries_the_ladder_of_the_ladder_judges():
     version = make_gold_set("ladder", [("wrong", "syntax")] * 3 + [("correct", "")] * 3)
     run = make_run(version)
-    codes = {1: "reject", 0: "accept"}
+    codes = {R: "reject", A: "accept", M: None}
     for column, rung in enumerate(RUNGS):
-        decisions = []
-        for row in PROBS[:, column]:
-            decisions.append(None if np.isnan(row) else codes.get(row, "reject"))
         judge = make_judge_version(f"ladder-{rung}", backend="ladder", config={"rung": rung})
-        add_verdicts(run, judge, decisions)
-        if rung == "non_empty":  # the 0.5: a second draw that accepts the third wrong item
-            add_verdicts(run, judge, [None, None, "accept", None, None, None], repeat=1)
+        for repeat in (0, 1):
+            add_verdicts(run, judge, [codes[code] for code in DECISIONS[:, column, repeat]], repeat=repeat)
     add_verdicts(run, make_judge_version("llm"), ["reject"] * 6)  # not a rung: left out of the ladder
     out = io.StringIO()
     call_command("judge_report", "--gold-set", "ladder", "--format", "json", stdout=out)

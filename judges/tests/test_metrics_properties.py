@@ -25,6 +25,7 @@ from hypothesis.extra.django import TestCase
 from config.roles import ML_ENGINEER, ensure_role_groups
 from judges.models import Verdict
 from judges.report import build_report
+from judges.tests import twins
 from judges.tests.calibration_builders import item_queries, make_gold_set, make_judge_version, make_run
 from triage.monitoring import calibration_for_live_judge
 
@@ -102,6 +103,17 @@ def independent_probs(table):
                 answered[item, judge] += sum(d in ("accept", "reject") for d in repeats)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(answered > 0, rejects / np.maximum(answered, 1), np.nan)
+
+
+def draw_table(table):
+    """Return the table as twins read it: items × judges × decisions in draw order (run, repeat)."""
+    return [
+        [
+            [d for run_table in table["runs"] if judge in run_table for d in run_table[judge][item]]
+            for judge in range(table["n_judges"])
+        ]
+        for item in range(len(table["wrong"]))
+    ]
 
 
 def figures_on_page(html):
@@ -207,16 +219,20 @@ class FiguresAgreeEverywhere(TestCase):
             assert values == sorted(values, reverse=True) and all(v > 0 for v in values)
             assert sum(values) == pytest.approx(float(value), abs=1e-9)
             assert total == pytest.approx(float(value), abs=1e-9)
+        draws = draw_table(table)
         for pair in pairs.values():
             a = next(j for j, jv in enumerate(judges) if jv.judge.name == pair["a"])
             b = next(j for j, jv in enumerate(judges) if jv.judge.name == pair["b"])
-            both = is_wrong & ~np.isnan(probs[:, a]) & ~np.isnan(probs[:, b])
-            expected = np.sum((1 - probs[both, a]) * (1 - probs[both, b]))
-            assert pair["both_missed"] == pytest.approx(expected)
+            twin = twins.pair(draws, table["wrong"], a, b)
+            assert pair["both_missed"] == pytest.approx(twin["both_missed"])
+            assert pair["union_catch_rate"] == (
+                None if twin["union_catch_rate"] is None else pytest.approx(twin["union_catch_rate"])
+            )
 
-        # UpSet bars: each equals its list, and together the expected number missed by anyone.
-        common = is_wrong & ~np.isnan(probs).any(axis=1)
-        missed_by_any = float(np.sum(1 - np.prod(probs[common], axis=1)))
+        # UpSet bars: each equals its list, and together the expected number missed by anyone
+        # (on aligned draws of every judge).
+        patterns = twins.miss_patterns(draws, table["wrong"], len(judges))
+        missed_by_any = sum(size for pattern, size in patterns.items() if any(pattern))
         bars = re.findall(r'<g class="col cell" data-value="([^"]+)" hx-get="[^"?]*\?([^"]*)"', html)
         if len(judges) > 1:
             shown_any = float(re.search(r'id="upset-missed-by-any" data-value="([^"]+)"', html).group(1))

@@ -63,3 +63,48 @@ def test_a_suspicion_the_probe_refutes_is_an_accept(vendor_simulator, shop_wareh
     result = get_backend(simulated_version(backend="hypothesis_probe")).judge(live_query(sql, shop_warehouse, "h3"))
     assert result.decision == "accept"
     assert result.context["probe_outcomes"][0]["outcome"] == "refuted"
+
+
+# --- a fault of the check is an error verdict, never an accept or a reject -----------------------
+
+CROSS_JOIN_SQL = "SELECT * FROM orders, customers LIMIT 3"
+
+
+def test_the_verifier_judge_rejects_on_a_cost_rule(shop_warehouse):
+    result = get_backend(simulated_version(backend="verifier")).judge(live_query(CROSS_JOIN_SQL, shop_warehouse, "c1"))
+    assert result.decision == "reject", "a cross join is what the verifier exists to catch"
+    assert result.error_class == "other" and result.context["failure_class"] == "timeout"
+    assert result.reason == "cross join between orders and customers without a join predicate"
+
+
+def test_the_verifier_judge_answers_error_when_the_warehouse_is_stopped(shop_warehouse, tmp_path):
+    (tmp_path / "shop.sqlite3").unlink()
+    result = get_backend(simulated_version(backend="verifier")).judge(live_query(PLAIN_SQL, shop_warehouse, "c2"))
+    assert result.decision == "error"
+    assert result.reason.startswith("verifier could not check: transport:")
+    assert result.context["fault"] == "transport" and result.raw_response["outcome"] == "fault"
+
+
+def test_the_verifier_judge_answers_error_when_docket_refuses_the_text_on_size(shop_warehouse, settings):
+    settings.WAREHOUSE_MAX_SQL_BYTES = 40
+    result = get_backend(simulated_version(backend="verifier")).judge(live_query(PLAIN_SQL, shop_warehouse, "c3"))
+    assert result.decision == "error" and "WAREHOUSE_MAX_SQL_BYTES" in result.reason
+
+
+def test_the_hypothesis_judge_answers_error_when_every_probe_is_refused(vendor_simulator, shop_warehouse):
+    # The model names a grain key that is no key: no sound probe exists, so nothing was checked.
+    sql = FANOUT_SQL.replace("grain=oi.item_id", "grain=oi.product")
+    result = get_backend(simulated_version(backend="hypothesis_probe")).judge(live_query(sql, shop_warehouse, "h4"))
+    assert result.decision == "error"
+    assert [o["outcome"] for o in result.context["probe_outcomes"]] == ["refused"]
+    assert result.reason.startswith("no probe could run: refused: probe refused:")
+    assert not ProbeRun.objects.filter(outcome="confirmed").exists()
+
+
+def test_the_hypothesis_judge_answers_error_when_the_warehouse_is_stopped(vendor_simulator, shop_warehouse, tmp_path):
+    (tmp_path / "shop.sqlite3").unlink()
+    result = get_backend(simulated_version(backend="hypothesis_probe")).judge(
+        live_query(FANOUT_SQL, shop_warehouse, "h5")
+    )
+    assert result.decision == "error"
+    assert [o["outcome"] for o in result.context["probe_outcomes"]] == ["error"]

@@ -78,9 +78,11 @@ def test_report_figures_follow_the_definitions_with_repeats_and_errors(small_cal
 
 def test_pairs_use_items_both_judges_judged(small_calibration):
     (pair,) = build_report(gold_set_version=small_calibration)["pairs"]
-    # Wrong items 1..3 judged by both: alpha misses 1/2, 1, 1; beta misses 0, 0, 1.
+    # Wrong items 1..3 judged by both, on their one aligned draw (beta has one verdict per
+    # item, so alpha's repeat 0 pairs with it): alpha misses 0, 1, 1; beta misses 0, 0, 1.
+    assert (pair["missed_a"], pair["missed_b"]) == (2.0, 1.0)
     assert pair["both_missed"] == pytest.approx(1.0)
-    assert pair["miss_jaccard"] == pytest.approx(1.0 / (2.5 + 1 - 1))
+    assert pair["miss_jaccard"] == pytest.approx(1.0 / (2 + 1 - 1))
     assert pair["union_catch_rate"] == pytest.approx((1 + 1 + 0) / 3)
 
 

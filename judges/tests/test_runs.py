@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judges import runner, services
-from judges.chunks import LEASE
+from judges.chunks import lease_duration
 from judges.demo import run_inline
 from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
 from judges.runner import run_chunk_execute
@@ -241,7 +241,7 @@ def test_the_stale_check_requeues_a_crashed_chunk_and_revives_a_run_whose_lanes_
     run = calibration_run_start(gold_set_version=version, judge_versions=[simulated_version()], repeats=1)
     first, second = RunChunk.objects.filter(run=run).order_by("pk").values_list("pk", flat=True)
     assert run_stale_chunks_requeue() == 0  # just planned: nothing is stale yet
-    long_ago = timezone.now() - LEASE - timedelta(minutes=1)
+    long_ago = timezone.now() - lease_duration() - timedelta(minutes=1)
     RunChunk.objects.filter(run=run).update(updated_at=long_ago)
     assert run_stale_chunks_requeue() == 2 and small_chunks.queued == [first, second]
     assert run_stale_chunks_requeue() == 0  # revived: the next check waits a lease again

@@ -163,7 +163,7 @@ def test_a_worker_without_a_key_writes_error_verdicts_naming_the_variable(
     assert set(verdicts.values_list("endpoint", flat=True)) == {"api.anthropic.com"}
     # The simulator was never called in its place.
     assert vendor_simulator.stats.get("anthropic:requests", 0) == 0
-    assert run.simulation == {"simulated": 0, "real": verdicts.count(), "label": ""}
+    assert run.simulation == {"simulated": 0, "imported": 0, "real": verdicts.count(), "label": ""}
     # The dashboard counts them as errors: not rejects, and not simulated.
     run.refresh_from_db()
     assert run.status == "completed"

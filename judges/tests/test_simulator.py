@@ -42,7 +42,7 @@ def test_one_connection_carries_many_calls_and_a_garbled_request_harms_no_other(
                 garbled.sendall(b"NONSENSE\r\n\r\n")
                 assert garbled.recv(100) == b""  # dropped
             kept_alive.sendall(request(close=True))
-            assert read_response(kept_alive) == (200, {"ok": True, "simulator": True})
+            assert read_response(kept_alive) == (200, {"ok": True, "simulator": True, "docket_simulator": True})
             assert kept_alive.recv(100) == b""  # closed as asked
     finally:
         server.shutdown()

@@ -44,3 +44,21 @@ def test_the_dashboard_reads_the_source_from_the_query_string(version, client_fo
     page = client_for("ml_engineer").get(f"/judges/dashboard/{version.pk}/?source=mutated").content.decode()
     assert "3 items (3 wrong, 0 correct)" in page
     assert client_for("ml_engineer").get(f"/judges/dashboard/{version.pk}/?source=nope").status_code == 400
+
+
+def test_every_column_of_the_judges_table_obeys_the_source(version, client_for):
+    # Verdicts and $/verdict once counted the verdicts on every item of the runs.
+    judge = build_report(gold_set_version=version, selection=run_selection_parse(source="organic"))["judges"][0]
+    assert (judge["verdicts"], judge["items"], judge["errors"]) == (5, 5, 0)
+    page = client_for("ml_engineer").get(f"/judges/dashboard/{version.pk}/?source=mutated").content.decode()
+    assert 'data-figure="verdicts" data-value="3"' in page
+    assert 'data-figure="items" data-value="3"' in page
+
+
+def test_verdicts_on_items_outside_the_report_are_not_counted():
+    # An unsure item is no row of the report, so its verdict is none of the judge's verdicts there.
+    version = make_gold_set("with-unsure", [("wrong", "join_fanout"), ("correct", ""), ("unsure", "")])
+    add_verdicts(make_run(version), make_judge_version("judge"), ["reject", "accept", "reject"], cost="0.02")
+    (judge,) = build_report(gold_set_version=version)["judges"]
+    assert (judge["verdicts"], judge["items"]) == (2, 2)
+    assert judge["cost_per_verdict_usd"] == pytest.approx(0.02)

@@ -4,7 +4,7 @@ import datetime
 
 import numpy as np
 
-from judges import metrics
+from judges import confusion, metrics
 from judges.charts import CHART_HEIGHT, CHART_WIDTH, MARGIN
 from judges.trend_chart import trend_chart
 
@@ -24,26 +24,26 @@ def test_majority_outcomes_follow_the_tie_rule_and_errors_decide_nothing():
             [[A, A, R]],  # accept
         ]
     )
-    outcomes = metrics.majority_outcomes(metrics.counts_from_decisions(decisions), 0)
+    outcomes = confusion.majority_outcomes(metrics.counts_from_decisions(decisions), 0)
     names = {code: name for name, code in zip(("reject", "accept", "error", "none"), (0, 1, 2, -1), strict=True)}
-    assert (metrics.OUTCOME_REJECT, metrics.OUTCOME_ACCEPT, metrics.OUTCOME_ERROR) == (0, 1, 2)
-    assert metrics.OUTCOME_NONE == -1
+    assert (confusion.OUTCOME_REJECT, confusion.OUTCOME_ACCEPT, confusion.OUTCOME_ERROR) == (0, 1, 2)
+    assert confusion.OUTCOME_NONE == -1
     assert [names[code] for code in outcomes.tolist()] == ["reject", "accept", "reject", "error", "none", "accept"]
 
 
 def test_confusion_matrix_counts_a_hand_computed_table():
     reject, accept, error, none = (
-        metrics.OUTCOME_REJECT,
-        metrics.OUTCOME_ACCEPT,
-        metrics.OUTCOME_ERROR,
-        metrics.OUTCOME_NONE,
+        confusion.OUTCOME_REJECT,
+        confusion.OUTCOME_ACCEPT,
+        confusion.OUTCOME_ERROR,
+        confusion.OUTCOME_NONE,
     )
     outcomes = np.array([reject, reject, accept, error, none, reject, accept, accept, error, none])
     is_wrong = np.array([True, True, True, True, True, False, False, False, False, False])
     #            reject accept error
     # wrong        2      1      1     (one wrong item has no verdict)
     # correct      1      2      1
-    assert metrics.confusion_matrix(outcomes, is_wrong).tolist() == [[2, 1, 1], [1, 2, 1]]
+    assert confusion.confusion_matrix(outcomes, is_wrong).tolist() == [[2, 1, 1], [1, 2, 1]]
 
 
 def point(run, days, catch, false_reject=0.1, judge="alpha v1"):

@@ -2,13 +2,17 @@
 
 import pytest
 from django.db.models import Count
+from django.utils import timezone
 
-from judges.models import CalibrationRun, RunStatus, Verdict
+from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
 from judges.services import calibration_run_resume, calibration_run_start
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
 from tests.support.fixtures import WorkerProcess, wait_for
 
 ITEMS, REPEATS = 240, 2
+# A short lease, so the killed worker's chunks are free again within seconds: a resume hands
+# back only expired leases (a live worker's chunk is left to it).
+LEASE_S = "5"
 
 
 @pytest.mark.worker
@@ -18,7 +22,7 @@ def test_a_run_resumed_after_its_worker_was_killed_completes_with_no_missing_and
 ):
     version = gold_set_version_with(mixed_items(correct=ITEMS - 40, wrong=40))
     judge_version = simulated_version(model="sim-slow", concurrency=4)
-    worker_env = {"VENDOR_SIMULATOR_URL": vendor_simulator.url}
+    worker_env = {"VENDOR_SIMULATOR_URL": vendor_simulator.url, "JUDGES_CHUNK_LEASE_S": LEASE_S}
     first = WorkerProcess(extra_env=worker_env).start()
     try:
         run = calibration_run_start(gold_set_version=version, judge_versions=[judge_version], repeats=REPEATS)
@@ -34,6 +38,12 @@ def test_a_run_resumed_after_its_worker_was_killed_completes_with_no_missing_and
     assert interrupted < ITEMS * REPEATS, "the worker finished before it could be killed"
     assert CalibrationRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
 
+    held = RunChunk.objects.filter(run=run, status=ChunkStatus.RUNNING)
+    wait_for(
+        lambda: not held.filter(lease_until__gte=timezone.now()).exists(),
+        timeout=60,
+        what="the killed worker's leases to expire",
+    )
     second = WorkerProcess(extra_env=worker_env).start(purge=False)
     try:
         calibration_run_resume(run=run)

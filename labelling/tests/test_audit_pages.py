@@ -86,3 +86,14 @@ def test_the_mutation_action_enqueues_the_seeding_and_the_task_proposes_items(
     assert proposed.metadata["mutation"]["operator"] == "left_to_inner"
     assert "1 proposed item waiting" in client.get("/labelling/goldsets/mut/").content.decode()
     assert client_for("labeller").post("/labelling/goldsets/mut/mutations/", {"per_item": "1"}).status_code == 403
+
+
+def test_a_redelivered_audit_task_stores_its_audit_once(demo_sqlite_warehouse):
+    version = goldset_publish(gold_set=gold_set_with_an_empty_reference(demo_sqlite_warehouse))
+    first = tasks.goldset_audit_run.apply(args=[version.pk], task_id="audit-1").get()
+    # The broker hands the same task out again (acks_late), or Celery retries it.
+    assert tasks.goldset_audit_run.apply(args=[version.pk], task_id="audit-1").get() == first
+    assert GoldSetAudit.objects.filter(version=version).count() == 1
+    # Asked for again (a new task), the version is audited again.
+    assert tasks.goldset_audit_run.apply(args=[version.pk], task_id="audit-2").get() != first
+    assert GoldSetAudit.objects.filter(version=version).count() == 2

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 from probes.fanout import check_fanout, detect_fanout, fanout_probe
 from probes.hypotheses import JoinFanoutHypothesis
 from probes.models import ProbeOutcome, ProbeRun
+from probes.outcome import OutcomeKind
 from probes.selectors import catalogue_get_latest
 
 # Revenue per customer summing order totals across an items join: orders are repeated.
@@ -54,7 +55,12 @@ def test_does_not_suspect_correct_queries(shop_sqlite, sql):
 
 def test_a_suspected_fanout_is_confirmed_with_the_counts(shop_sqlite):
     hypothesis = detect_fanout(ORDER_TOTALS_ACROSS_ITEMS, catalogue_get_latest(warehouse_id=shop_sqlite.pk))
-    run = check_fanout(hypothesis=hypothesis, warehouse=shop_sqlite, subject_fingerprint="f" * 64)
+    run = check_fanout(
+        hypothesis=hypothesis,
+        warehouse=shop_sqlite,
+        subject_sql=ORDER_TOTALS_ACROSS_ITEMS,
+        subject_fingerprint="f" * 64,
+    )
     assert run.outcome == ProbeOutcome.CONFIRMED and run.rejects
     assert run.message == "order_items fans out orders.order_id: 5 rows for 4 distinct keys"
     assert run.figures == {"total_rows": 5, "distinct_keys": 4}
@@ -89,21 +95,19 @@ def test_a_probe_the_guard_refuses_fails_open(shop_sqlite):
 
 
 def test_a_probe_that_errors_fails_open(shop_sqlite):
-    hypothesis = JoinFanoutHypothesis(
-        suspected=True,
-        join_table="x",
-        grain_key="orders.nope",
-        probe_sql="SELECT COUNT(*), COUNT(DISTINCT nope) FROM orders",
-    )
-    run = check_fanout(hypothesis=hypothesis, warehouse=shop_sqlite)
+    hypothesis = JoinFanoutHypothesis(suspected=True, join_table="order_items", grain_key="orders.order_id")
+    shop_sqlite.path.unlink()  # the warehouse is gone: Docket's own probe cannot run
+    run = check_fanout(hypothesis=hypothesis, warehouse=shop_sqlite, subject_sql=ORDER_TOTALS_ACROSS_ITEMS)
     assert run.outcome == ProbeOutcome.ERROR and not run.rejects
-    assert run.message == "probe failed: no such column: nope"
+    assert run.message == "probe failed: transport: the sqlite warehouse file does not exist"
+    assert run.check_outcome.kind is OutcomeKind.FAULT
 
 
-def test_a_probe_of_the_wrong_shape_fails_open(shop_sqlite):
+def test_a_probe_of_the_wrong_shape_is_refused_and_fails_open(shop_sqlite):
     hypothesis = JoinFanoutHypothesis(suspected=True, join_table="x", grain_key="y", probe_sql="SELECT 'many'")
-    run = check_fanout(hypothesis=hypothesis, warehouse=shop_sqlite)
-    assert run.outcome == ProbeOutcome.ERROR
+    run = check_fanout(hypothesis=hypothesis, warehouse=shop_sqlite, subject_sql=ORDER_TOTALS_ACROSS_ITEMS)
+    assert run.outcome == ProbeOutcome.REFUSED and not run.rejects
+    assert run.message == "probe refused: not a fan-out probe: a probe reads the subject's FROM"
 
 
 def test_the_hypothesis_schema_rejects_unknown_fields():

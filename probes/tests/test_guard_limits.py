@@ -167,7 +167,7 @@ def test_guard_verifier_fingerprint_and_fanout_share_one_parse(monkeypatch, tmp_
         "JOIN order_items oi ON oi.order_id = o.order_id GROUP BY c.name /* parse-once */"
     )
     assert guard_sql(sql, "sqlite").allowed
-    assert verify(sql, catalogue, rules={"explain": False}).passed
+    assert verify(sql, catalogue, rules={"explain": False}).outcome.kind == "passed"
     assert detect_fanout(sql, catalogue, dialect="sqlite").suspected  # order_items repeats each order's total
     first = sql_fingerprint(sql, "sqlite")
     assert sql_fingerprint(sql, "sqlite") == first

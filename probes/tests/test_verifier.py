@@ -6,9 +6,14 @@ import json
 from django.core.management import call_command
 
 from probes.models import Warehouse
+from probes.outcome import OutcomeKind
 from probes.selectors import catalogue_get_latest
 from probes.verifier import verify
 from probes.verifier_result import VERIFIER_VERSION
+
+
+def passed(result) -> bool:
+    return result.outcome.kind is OutcomeKind.PASSED
 
 
 def check(warehouse, sql, **rules):
@@ -20,7 +25,7 @@ def test_a_correct_query_passes_and_records_both_versions(shop_sqlite):
         shop_sqlite,
         "SELECT c.name, SUM(o.total) FROM customers c JOIN orders o ON o.customer_id = c.customer_id GROUP BY c.name",
     )
-    assert result.passed and result.failure_class is None and result.findings == []
+    assert passed(result) and result.failure_class is None and result.findings == []
     assert result.verifier_version == VERIFIER_VERSION
     assert result.catalogue_version == 1
 
@@ -59,7 +64,7 @@ def test_columns_of_ctes_and_select_aliases_resolve(shop_sqlite):
         "SELECT o.status, SUM(p.revenue) AS revenue FROM orders o JOIN per_order p ON p.order_id = o.order_id "
         "GROUP BY o.status ORDER BY revenue DESC"
     )
-    assert check(shop_sqlite, sql).passed
+    assert passed(check(shop_sqlite, sql))
 
 
 def test_unknown_column_of_a_cte_is_reported_against_the_cte(shop_sqlite):
@@ -86,23 +91,23 @@ def test_timeout_class_cross_join_without_a_predicate(shop_sqlite):
 
 
 def test_a_join_predicate_in_where_is_not_a_cross_join(shop_sqlite):
-    assert check(shop_sqlite, "SELECT * FROM orders o, customers c WHERE o.customer_id = c.customer_id LIMIT 3").passed
+    assert passed(check(shop_sqlite, "SELECT * FROM orders o, customers c WHERE o.customer_id = c.customer_id LIMIT 3"))
 
 
 def test_a_cross_join_with_a_single_row_aggregate_is_allowed(shop_sqlite):
     sql = "SELECT o.order_id, o.total / t.s FROM orders o CROSS JOIN (SELECT SUM(total) AS s FROM orders) t LIMIT 5"
-    assert check(shop_sqlite, sql).passed
+    assert passed(check(shop_sqlite, sql))
 
 
 def test_timeout_class_no_limit_on_a_non_aggregate_query(shop_sqlite):
     result = check(shop_sqlite, "SELECT * FROM orders", require_limit=True)
     assert result.failure_class == "timeout"
     assert result.message == "no LIMIT on a non-aggregate query; add a LIMIT"
-    assert check(shop_sqlite, "SELECT status, COUNT(*) FROM orders GROUP BY status", require_limit=True).passed
+    assert passed(check(shop_sqlite, "SELECT status, COUNT(*) FROM orders GROUP BY status", require_limit=True))
 
 
 def test_the_limit_rule_is_off_unless_the_warehouse_opts_in(shop_sqlite):
-    assert check(shop_sqlite, "SELECT * FROM orders").passed
+    assert passed(check(shop_sqlite, "SELECT * FROM orders"))
     shop_sqlite.verifier_rules = {"require_limit": True}
     shop_sqlite.save()
     warehouse = Warehouse.objects.get(pk=shop_sqlite.pk)
@@ -120,22 +125,22 @@ def test_timeout_class_unbounded_scan_above_the_threshold(shop_sqlite):
     assert result.failure_class == "timeout"
     assert result.message == "unbounded scan of order_items (~5 rows); add a LIMIT or a filter"
     filtered = "SELECT status, COUNT(*) FROM orders WHERE status = 'paid' GROUP BY status"
-    assert check(shop_sqlite, filtered, max_scan_rows=3).passed
+    assert passed(check(shop_sqlite, filtered, max_scan_rows=3))
 
 
 def test_empty_result_when_the_rule_is_on(shop_sqlite):
     result = check(shop_sqlite, "SELECT * FROM orders WHERE status = 'refunded' LIMIT 5", empty_result=True)
     assert result.failure_class == "empty_result"
     assert result.message == "the query returned no rows"
-    assert check(shop_sqlite, "SELECT * FROM orders WHERE status = 'paid' LIMIT 5", empty_result=True).passed
+    assert passed(check(shop_sqlite, "SELECT * FROM orders WHERE status = 'paid' LIMIT 5", empty_result=True))
 
 
 def test_transport_when_the_warehouse_is_unreachable_is_a_fault(shop_sqlite, monkeypatch):
     monkeypatch.delenv("WAREHOUSE_SHOP_URL")
     result = check(shop_sqlite, "SELECT * FROM orders LIMIT 1")
-    assert result.failure_class == "transport"
-    assert result.is_fault
-    assert result.message.startswith("the database refused the query: transport: no DSN for warehouse 'shop'")
+    assert result.outcome.kind is OutcomeKind.FAULT and result.outcome.cause == "transport"
+    assert result.failure_class is None
+    assert result.message.startswith("the database could not check the query: transport: no DSN for warehouse 'shop'")
 
 
 def test_postgres_explain_finds_an_unknown_function_and_a_cross_join(shop_postgres):
@@ -160,14 +165,14 @@ def test_verify_sql_command_prints_json(shop_sqlite, tmp_path):
     out = io.StringIO()
     call_command("verify_sql", "--warehouse", "shop", "--sql-file", str(path), "--format", "json", stdout=out)
     data = json.loads(out.getvalue())
-    assert data["passed"] is False
+    assert data["passed"] is False and data["outcome"] == "failed"
     assert data["failure_class"] == "unknown_object"
     assert data["message"] == "unknown column orders.customer_email; did you mean orders.customer_id?"
     assert data["verifier_version"] == VERIFIER_VERSION and data["catalogue_version"] == 1
 
 
 def test_without_a_catalogue_names_are_not_guessed_but_the_database_still_checks(shop_sqlite):
-    assert verify("SELECT order_id FROM orders LIMIT 1", None, warehouse=shop_sqlite).passed
+    assert passed(verify("SELECT order_id FROM orders LIMIT 1", None, warehouse=shop_sqlite))
     result = verify("SELECT nope FROM orders LIMIT 1", None, warehouse=shop_sqlite)
     assert result.failure_class == "unknown_object"
     assert result.message == "the database refused the query: no such column: nope"

@@ -4,15 +4,15 @@ axe-core is vendored under static/vendor/axe-core/ (the app and its tests work o
 injected into each page after it loads. Moderate and minor findings are not failures here.
 """
 
-
 import pytest
 
 from judges.models import Verdict
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 from labelling.services import label_create
 from tests.browser.conftest import log_in
+from triage.models import IngestStatus
 from triage.queue import triage_item_claim_next, triage_item_resolve
-from triage.tests.factories import triage_item
+from triage.tests.factories import live_query, triage_item
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 # Loaded from the app's own static files: the Content-Security-Policy refuses an inline script.
@@ -38,6 +38,7 @@ def site(role_users, demo_warehouse):
     label_create(query=item, labeller=role_users["ml_engineer"], decision="correct")
     open_item = triage_item(probe_confirmed=True)
     done = triage_item()
+    live_query(status=IngestStatus.FAILED)  # the unjudged page lists it with its requeue button
     analyst = role_users["analyst"]
     triage_item_claim_next(analyst=analyst)
     triage_item_resolve(item_id=open_item.pk, analyst=analyst, resolution="false_alarm")

@@ -103,7 +103,12 @@ def preview(request: dict) -> dict:
 def verify_entry(request: dict) -> dict:
     warehouse = Warehouse.objects.get(name=request["warehouse"])
     outcome = verify(request["sql"], catalogue_get_latest(warehouse_id=warehouse.pk), warehouse=warehouse)
-    return {"passed": outcome.passed, "failure_class": outcome.failure_class, "message": (outcome.message or "")[:500]}
+    answer = outcome.as_dict()
+    return {
+        "passed": answer["passed"],
+        "failure_class": answer["failure_class"],
+        "message": (outcome.message or "")[:500],
+    }
 
 
 def probe(request: dict) -> dict:

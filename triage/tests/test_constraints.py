@@ -75,7 +75,9 @@ def test_editing_a_policy_in_the_admin_publishes_a_new_version(client, role_user
     admin.save()
     client.force_login(admin)
     policy = policy_publish(changes={})
+    judges = [factories.judge_version(), factories.judge_version()]
     form = {
+        "judge_versions": [judge.pk for judge in judges],
         "flag_rule": "k_of_n",
         "k": 2,
         "run_verifier": "on",

@@ -2,7 +2,9 @@
 
 import pytest
 
-from triage.decision import FlagRuleSpec, JudgeVote, ProbeFinding, VerifierOutcome, audit_draw, decide
+from probes.models import ProbeOutcome, ProbeRun
+from probes.outcome import Outcome
+from triage.decision import FlagRuleSpec, JudgeVote, ProbeFinding, audit_draw, decide
 
 
 def votes(*decisions, guess=""):
@@ -51,7 +53,7 @@ def test_k_of_n_needs_k_rejects(k, expected):
 
 
 def test_verifier_failure_flags_when_the_policy_says_so():
-    failed = VerifierOutcome(False, "unknown_object", "no column orders.totl")
+    failed = Outcome.failed("unknown_object", "no column orders.totl")
     decision = decide(verifier=failed, votes=votes("accept"), probes=[], rule=ANY)
     assert decision.flagged and decision.verifier_failed
     assert decision.error_class_guess == "unknown_object"
@@ -59,14 +61,44 @@ def test_verifier_failure_flags_when_the_policy_says_so():
     assert not decide(verifier=failed, votes=votes("accept"), probes=[], rule=quiet).flagged
 
 
+@pytest.mark.parametrize("rule", [ANY, MAJORITY, FlagRuleSpec("verifier_only"), FlagRuleSpec("k_of_n", k=1)])
+def test_a_verifier_fault_never_flags_and_says_the_verifier_could_not_check(rule):
+    fault = Outcome.fault("transport", "the sqlite warehouse file does not exist")
+    decision = decide(verifier=fault, votes=votes("accept", "accept"), probes=[], rule=rule)
+    assert not decision.flagged and not decision.verifier_failed
+    assert decision.notes == ["verifier could not check: transport: the sqlite warehouse file does not exist"]
+    assert decision.priority == 0
+
+
+def test_a_verifier_fault_with_no_judge_to_answer_is_unjudged_not_passed():
+    fault = Outcome.fault("transport", "the sqlite warehouse file does not exist")
+    decision = decide(verifier=fault, votes=[], probes=[], rule=FlagRuleSpec("verifier_only"))
+    assert decision.unjudged and not decision.flagged
+    assert not decide(verifier=fault, votes=votes("accept"), probes=[], rule=ANY).unjudged
+
+
+def test_with_a_verifier_fault_the_flag_comes_from_the_judges_alone():
+    fault = Outcome.fault("privilege", "permission denied for table orders")
+    flagged = decide(verifier=fault, votes=votes("reject", "accept"), probes=[], rule=ANY)
+    assert flagged.flagged and flagged.reasons == ["1 of 2 judges rejected (any)"]
+    assert flagged.error_class_guess == "" and flagged.priority == 1
+    assert decide(verifier=fault, votes=votes("reject", "accept"), probes=[], rule=MAJORITY).flagged is False
+
+
+def test_an_outcome_cannot_be_read_as_a_boolean():
+    with pytest.raises(TypeError, match="match on .kind"):
+        bool(Outcome.fault("transport", "down"))
+
+
 def test_verifier_only_rule_ignores_judges():
     rule = FlagRuleSpec("verifier_only")
-    assert not decide(verifier=VerifierOutcome(True), votes=votes("reject", "reject"), probes=[], rule=rule).flagged
+    assert not decide(verifier=Outcome.passed(), votes=votes("reject", "reject"), probes=[], rule=rule).flagged
 
 
 def test_a_confirmed_probe_flags_and_wins_the_error_class_guess():
     probe = ProbeFinding(
-        "fanout_detector", "confirmed", "order_items fans out order_id: 1,214 rows for 412 distinct keys"
+        "fanout_detector",
+        Outcome.failed("join_fanout", "order_items fans out order_id: 1,214 rows for 412 distinct keys"),
     )
     decision = decide(verifier=None, votes=votes("accept", "reject", guess="misread_intent"), probes=[probe], rule=ANY)
     assert decision.flagged and decision.probe_confirmed
@@ -74,9 +106,10 @@ def test_a_confirmed_probe_flags_and_wins_the_error_class_guess():
     assert any("1,214 rows" in reason for reason in decision.reasons)
 
 
-@pytest.mark.parametrize("outcome", ["refused", "error", "refuted"])
+@pytest.mark.parametrize("outcome", [ProbeOutcome.REFUSED, ProbeOutcome.ERROR, ProbeOutcome.REFUTED])
 def test_a_probe_that_does_not_confirm_fails_open(outcome):
-    decision = decide(verifier=None, votes=votes("accept"), probes=[ProbeFinding("x", outcome)], rule=ANY)
+    run = ProbeRun(outcome=outcome, message="probe refused: not a fan-out probe")
+    decision = decide(verifier=None, votes=votes("accept"), probes=[ProbeFinding("x", run.check_outcome)], rule=ANY)
     assert not decision.flagged and not decision.probe_confirmed
 
 
@@ -92,7 +125,9 @@ def test_error_class_guess_is_the_rejecting_judges_most_common():
 
 
 def test_priority_orders_probe_then_agreement():
-    confirmed = decide(verifier=None, votes=votes("reject"), probes=[ProbeFinding("f", "confirmed")], rule=ANY)
+    confirmed = decide(
+        verifier=None, votes=votes("reject"), probes=[ProbeFinding("f", Outcome.failed("join_fanout"))], rule=ANY
+    )
     three = decide(verifier=None, votes=votes("reject", "reject", "reject"), probes=[], rule=ANY)
     one = decide(verifier=None, votes=votes("reject"), probes=[], rule=ANY)
     assert confirmed.priority > three.priority > one.priority

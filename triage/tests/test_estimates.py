@@ -81,7 +81,7 @@ def labelled_sample(wrong, flagged, audit_share, seed):
 def test_weighting_recovers_the_true_catch_rate_that_triage_labels_alone_overstate():
     wrong, flagged = stream(0.2, 20_000, seed=4)
     rejected, is_wrong, weights = labelled_sample(wrong, flagged, 0.1, seed=5)
-    rates = estimates.weighted_rates(rejected=rejected, wrong=is_wrong, weights=weights, draws=200)
+    rates = estimates.live_rates(rejected=rejected, wrong=is_wrong, weights=weights)
     assert rates.catch.estimate == pytest.approx(CATCH, abs=0.05)
     assert rates.false_reject.estimate == pytest.approx(FALSE_REJECT, abs=0.02)
     naive_catch = rejected[is_wrong].mean()
@@ -97,7 +97,7 @@ def calibrated_catch():
 def test_the_drift_alert_fires_on_a_constructed_shift():
     wrong, flagged = stream(0.2, 6_000, seed=6, catch=0.3)
     rejected, is_wrong, weights = labelled_sample(wrong, flagged, 0.1, seed=7)
-    rates = estimates.weighted_rates(rejected=rejected, wrong=is_wrong, weights=weights, draws=300)
+    rates = estimates.live_rates(rejected=rejected, wrong=is_wrong, weights=weights)
     drift = estimates.detect_drift(calibration=calibrated_catch(), live=rates.catch, effective_n=rates.effective_wrong)
     assert drift.drifted
     assert "below calibration" in drift.reason
@@ -107,7 +107,7 @@ def test_the_drift_alert_fires_on_a_constructed_shift():
 def test_the_drift_alert_stays_quiet_on_noise(seed):
     wrong, flagged = stream(0.2, 3_000, seed=100 + seed)
     rejected, is_wrong, weights = labelled_sample(wrong, flagged, 0.1, seed=200 + seed)
-    rates = estimates.weighted_rates(rejected=rejected, wrong=is_wrong, weights=weights, draws=300, seed=seed)
+    rates = estimates.live_rates(rejected=rejected, wrong=is_wrong, weights=weights)
     drift = estimates.detect_drift(calibration=calibrated_catch(), live=rates.catch, effective_n=rates.effective_wrong)
     assert not drift.drifted, drift.reason
 

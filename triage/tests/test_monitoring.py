@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judges.models import CalibrationRun, RunStatus, Verdict
@@ -15,6 +16,7 @@ from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Label,
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
 from triage.monitoring import alert_send
 from triage.policy import policy_publish
+from triage.tasks import monitor_judges
 from triage.tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -114,6 +116,31 @@ def test_a_steady_judge_gets_estimates_near_the_truth_and_no_alert():
     assert snapshot.audit_error_rate == pytest.approx(0.2, abs=0.05)
     assert snapshot.live_catch_rate == pytest.approx(0.6, abs=0.1)
     assert not Alert.objects.exists()
+
+
+def test_a_retried_monitoring_pass_stores_each_judges_snapshot_once(monkeypatch):
+    half_past = timezone.now().replace(minute=30)
+    monkeypatch.setattr(timezone, "now", lambda: half_past)  # both deliveries in one hour, whenever the test runs
+    steady, drifting = factories.judge_version(), factories.judge_version()
+    policy_publish(changes={}, judge_versions=[steady, drifting])
+    calibrate(steady)
+    live_traffic(steady)
+    first = monitor_judges.apply(task_id="monitor-1").get()
+    # The broker redelivers the same pass (acks_late), or Celery retries it.
+    second = monitor_judges.apply(task_id="monitor-1").get()
+    assert first == second == 2
+    assert EstimateSnapshot.objects.filter(judge_version=steady).count() == 1
+    assert EstimateSnapshot.objects.filter(judge_version=drifting).count() == 1
+    snapshot = EstimateSnapshot.objects.get(judge_version=steady)
+    assert snapshot.hour == snapshot.computed_at.replace(minute=0, second=0, microsecond=0)
+
+
+def test_a_second_snapshot_of_one_judge_in_one_hour_is_refused_by_the_database():
+    version = factories.judge_version()
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+    EstimateSnapshot.objects.create(judge_version=version, hour=hour)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        EstimateSnapshot.objects.create(judge_version=version, hour=hour)
 
 
 def test_a_drop_in_catch_rate_raises_one_alert_with_a_log_line(caplog):

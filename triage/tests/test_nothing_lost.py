@@ -10,9 +10,9 @@ from django.utils import timezone
 
 from tests.support.brokers import CLOSED_PORT_BROKER, broker_at
 from tests.support.fixtures import wait_for
+from triage.claims import live_query_claim
 from triage.enqueue import live_queries_requeue_stale
 from triage.models import IngestStatus, LiveQuery
-from triage.pipeline import _claim_for_processing
 from triage.tests import factories
 
 
@@ -84,8 +84,8 @@ def test_a_query_left_processing_is_resent_only_after_the_processing_timeout(set
     LiveQuery.objects.filter(pk=live.pk).update(started_at=timezone.now() - timedelta(seconds=200))
     # Still within its time: perhaps a slow judge. Neither the sweeper nor a redelivery takes it.
     assert live_queries_requeue_stale(older_than=timedelta(0)) == 0
-    assert not _claim_for_processing(live.pk)
+    assert not live_query_claim(live_id=live.pk, token="another-task")
     LiveQuery.objects.filter(pk=live.pk).update(started_at=timezone.now() - timedelta(seconds=400))
     # Its worker is gone: the sweeper re-sends it and the task that gets it takes over.
     assert live_queries_requeue_stale(older_than=timedelta(0)) == 1
-    assert _claim_for_processing(live.pk)
+    assert live_query_claim(live_id=live.pk, token="another-task")

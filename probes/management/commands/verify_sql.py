@@ -3,12 +3,17 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from probes.management.commands._common import get_warehouse, read_sql
+from probes.outcome import OutcomeKind
 from probes.selectors import catalogue_get_latest
 from probes.verifier import verify
 
 
 class Command(BaseCommand):
-    help = "Check one SQL text with the deterministic verifier against a warehouse's latest catalogue."
+    help = (
+        "Check one SQL text with the deterministic verifier against a warehouse's latest catalogue. "
+        'The JSON says "outcome": passed, failed (with failure_class) or fault (with cause: the check '
+        "could not decide, e.g. the warehouse was unreachable)."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--warehouse", required=True)
@@ -25,9 +30,14 @@ class Command(BaseCommand):
         result = verify(read_sql(options["sql_file"]), catalogue, warehouse=warehouse, rules=rules)
         if options["format"] == "json":
             self.stdout.write(json.dumps(result.as_dict()))
-        elif result.passed:
-            self.stdout.write(f"pass ({result.verifier_version}, catalogue v{result.catalogue_version})")
-        else:
-            self.stdout.write(f"{result.failure_class}: {result.message}")
-            for finding in result.findings[1:]:
-                self.stdout.write(f"  also {finding['failure_class']} ({finding['rule']}): {finding['message']}")
+            return
+        match result.outcome.kind:
+            case OutcomeKind.PASSED:
+                self.stdout.write(f"pass ({result.verifier_version}, catalogue v{result.catalogue_version})")
+            case OutcomeKind.FAILED:
+                self.stdout.write(f"{result.failure_class}: {result.message}")
+            case OutcomeKind.FAULT:
+                self.stdout.write(f"could not check ({result.outcome.cause}): {result.message}")
+        for finding in result.findings[1:]:
+            label = finding["failure_class"] or f"could not check, {finding['cause']}"
+            self.stdout.write(f"  also {label} ({finding['rule']}): {finding['message']}")

@@ -50,7 +50,7 @@ def reinstall_immutability_triggers(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('labelling', '0008_blind_labels_and_reveals'),
+        ('labelling', '0009_merge_blind_and_audit_request'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
