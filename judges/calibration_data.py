@@ -62,6 +62,10 @@ class CalibrationData:
     rows: tuple[np.ndarray, ...] = field(default=(), repr=False)
     # Judge version id -> verdicts its calls recorded as made by the simulator.
     simulated_verdicts: dict = field(default_factory=dict)
+    # Read when the report is built (judges.report): the version's taxonomy (a TaxonomyIndex)
+    # and the judges' class guesses on wrong items (a judges.class_guesses.GuessTable).
+    taxonomy: object | None = field(default=None, repr=False)
+    guesses: object | None = field(default=None, repr=False)
     _probs: np.ndarray | None = field(default=None, repr=False)
     _draws: DrawTable | None = field(default=None, repr=False)
 
