@@ -239,7 +239,8 @@ class Verdict(models.Model):
     repeat = models.PositiveSmallIntegerField(default=0)
     decision = models.CharField(max_length=8, choices=Decision.choices)
     reason = models.TextField(blank=True)
-    error_class_guess = models.CharField(max_length=32, blank=True)
+    # A class of the gold set's taxonomy, or a checker's own (mapped by the taxonomy's maps_to).
+    error_class_guess = models.CharField(max_length=100, blank=True)
     hypotheses = models.JSONField(default=list, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
