@@ -17,6 +17,9 @@ import math
 import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from labelling.models import GoldSetVersion
 
 pytestmark = pytest.mark.django_db
 
@@ -272,3 +275,15 @@ def test_a_numeric_decision_column_without_positive_means_imports_nothing(import
         command("import_verdicts", str(alpha), "--gold-set", "bench", "--format", "csv", "--map", "query_id=item_id",
                 "--judge", "gamma", "--map", "decision=is_bug")  # fmt: skip
     assert "gamma" not in [j["name"] for j in report()["judges"]]
+
+
+def test_the_dashboard_shows_categories_class_guesses_and_slices(imported, client_for):
+    version = GoldSetVersion.objects.get(gold_set__name="bench")
+    url = reverse("judges:dashboard", args=[version.pk])
+    client = client_for("ml_engineer")
+    html = client.get(url).content.decode()
+    assert 'id="category-table"' in html and 'data-category="Category 8"' in html
+    assert "Unmapped guesses" in html and UNMAPPED in html and "class-guess-table" in html
+    assert '<option value="difficulty"' in html and 'id="slice-table"' not in html
+    sliced = client.get(url, {"slice": "difficulty", "min_slice": "30"}).content.decode()
+    assert 'data-slice="simple" data-judge="alpha"' in sliced and 'data-figure="precision"' in sliced
