@@ -10,11 +10,8 @@ from labelling.error_classes import (
     ErrorClassRuleMixin,
     error_class_rule_constraint,
 )
+from labelling.immutability import FrozenItemQuerySet, FrozenVersionQuerySet, ImmutableVersionError
 from labelling.taxonomy_models import Taxonomy, TaxonomyVersion
-
-
-class ImmutableVersionError(Exception):
-    """Raised when code tries to change a published (frozen) gold set version."""
 
 
 class ErrorClass(models.TextChoices):
@@ -230,29 +227,6 @@ class LabelReveal(models.Model):
 
     def __str__(self):
         return f"{self.query_id} shown to {self.user_id} on {self.shown_on}"
-
-
-class FrozenVersionQuerySet(models.QuerySet):
-    """Refuse bulk updates and deletes that would touch a frozen version (the DB refuses too)."""
-
-    frozen_lookup = "is_frozen"
-
-    def _touches_frozen(self) -> bool:
-        return self.filter(**{self.frozen_lookup: True}).exists()
-
-    def update(self, **kwargs):
-        if self._touches_frozen():
-            raise ImmutableVersionError("A published gold set version cannot be changed.")
-        return super().update(**kwargs)
-
-    def delete(self):
-        if self._touches_frozen():
-            raise ImmutableVersionError("A published gold set version cannot be deleted.")
-        return super().delete()
-
-
-class FrozenItemQuerySet(FrozenVersionQuerySet):
-    frozen_lookup = "version__is_frozen"
 
 
 class GoldSetVersion(models.Model):
