@@ -1,6 +1,7 @@
 from django import forms
 
 from labelling.error_classes import UNCLASSIFIED, error_class_rule_problems
+from labelling.goldset_parser import ParseOptions
 from labelling.invariants import InvariantsInvalid, invariants_validate
 from labelling.models import LabelDecision, ResolutionPolicy
 from labelling.taxonomy import class_choices
@@ -72,6 +73,33 @@ class ImportForm(forms.Form):
         required=False,
     )
     create_labellers = forms.BooleanField(required=False, help_text="Create unknown labellers (no password).")
+    taxonomy = forms.FileField(
+        required=False,
+        label="Error taxonomy",
+        help_text="Optional: a JSON list of {class, category, description}, or a CSV with the header"
+        " class,category,description. The gold set then uses exactly its classes.",
+    )
+    taxonomy_name = forms.SlugField(required=False, help_text="Default: the gold set's name.")
+    create_classes = forms.BooleanField(required=False, help_text="Add the error classes the file uses.")
+    metadata_columns = forms.CharField(
+        required=False, help_text="Fields kept as item metadata, comma-separated (e.g. db_id,difficulty)."
+    )
+    keep_unknown_columns = forms.BooleanField(required=False, help_text="Keep every unknown field as metadata.")
+    strict = forms.BooleanField(required=False, help_text="Refuse fields Docket does not know.")
+    warehouse_from = forms.CharField(required=False, help_text="Take each item's warehouse from this metadata key.")
+
+    def parse_options(self):
+        """Return the import's ParseOptions from the cleaned data."""
+        data = self.cleaned_data
+        return ParseOptions(
+            create_labellers=data["create_labellers"],
+            create_classes=data["create_classes"],
+            positive_means=data["positive_means"] or LabelDecision.CORRECT,
+            metadata_columns=tuple(name.strip() for name in data["metadata_columns"].split(",") if name.strip()),
+            keep_unknown=data["keep_unknown_columns"],
+            strict=data["strict"],
+            warehouse_from=data["warehouse_from"].strip(),
+        )
 
 
 class PublishForm(forms.Form):

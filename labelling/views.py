@@ -232,8 +232,9 @@ def goldset_import(request):
                 fmt=data["format"] or None,
                 user=request.user,
                 resolve=data["resolve"] or "manual",
-                positive_means=data["positive_means"] or "correct",
-                create_labellers=data["create_labellers"],
+                taxonomy_file=data["taxonomy"],
+                taxonomy_name=data["taxonomy_name"] or None,
+                options=form.parse_options(),
             )
         except (GoldImportError, ValidationError, UnicodeDecodeError) as exc:
             context["import_error"] = str(exc)

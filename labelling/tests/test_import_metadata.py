@@ -1,6 +1,7 @@
 """Item metadata on import, fields named when ignored, --strict, and warehouses picked by a metadata key."""
 
 import csv
+import io
 import json
 
 import pytest
@@ -91,3 +92,24 @@ def test_warehouse_from_picks_each_items_warehouse_by_a_metadata_key(tmp_path, s
     missing = write_csv(tmp_path / "h.csv", HEADER, [["3", "q", "SELECT 3", "1", "", "mars", ""]])
     with pytest.raises(GoldImportError, match="unknown warehouse 'mars'"):
         goldset_import(path_or_file=missing, gold_set_name="meta2", options=ParseOptions(warehouse_from="db_id"))
+
+
+def test_the_import_page_takes_a_taxonomy_and_metadata_and_the_version_page_filters_by_it(client_for):
+    gold = io.BytesIO(
+        b"id,question,sql,label,error_class,difficulty\n"
+        b"1,q1,SELECT 1,wrong,Table Mismatch;Join Order,hard\n2,q2,SELECT 2,correct,,easy\n"
+    )
+    gold.name = "gold.csv"
+    taxonomy = io.BytesIO(b"class,category,description\nTable Mismatch,Schema,\nJoin Order,Join,\n")
+    taxonomy.name = "taxonomy.csv"
+    client = client_for("ml_engineer")
+    response = client.post(
+        "/labelling/import/",
+        {"file": gold, "gold_set": "web", "taxonomy": taxonomy, "metadata_columns": "difficulty"},
+    )
+    assert response.status_code == 302
+    assert Query.objects.get(external_id="1").metadata == {"difficulty": "hard"}
+    page = client.get("/labelling/goldsets/web/v1/", {"meta_key": "difficulty", "meta_value": "hard"}).content.decode()
+    assert "q1" in page and "q2" not in page and '<option value="difficulty" selected>' in page
+    by_class = client.get("/labelling/goldsets/web/v1/", {"error_class": "Join Order"}).content.decode()
+    assert "q1" in by_class and "q2" not in by_class
