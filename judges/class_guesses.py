@@ -91,7 +91,10 @@ def guess_table_load(data: CalibrationData) -> GuessTable:
             decision=Decision.REJECT,
             query_id__in=wrong_items.values("query_id"),
         )
-        .exclude(error_class_guess__in=["", UNCLASSIFIED])
+        # The terms of the index judges_verdict_class_guesses, as written there (SQLite uses a
+        # partial index only when the query repeats its condition).
+        .exclude(error_class_guess="")
+        .exclude(error_class_guess=UNCLASSIFIED)
         .values_list("query_id", "judge_version_id", "error_class_guess")
         .annotate(n=Count("id"))
         .order_by()

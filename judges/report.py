@@ -124,9 +124,7 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
         "version": version.number,
         "runs": data.run_ids,
         # {run id: its label} of the runs above ("" for a run without one).
-        "run_labels": dict(
-            CalibrationRun.objects.filter(pk__in=data.run_ids).order_by("pk").values_list("pk", "label")
-        ),
+        "run_labels": data.run_labels if data.run_labels is not None else run_labels_get(data.run_ids),
         "run_selection": data.selection.as_dict(),
         # The error taxonomy the version was published under: its classes and their categories.
         "taxonomy": data.taxonomy.as_report(),
