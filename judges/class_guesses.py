@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db.models import Count
 
-from judges.calibration_data import CalibrationData, gold_items
+from judges.calibration_data import CalibrationData
 from judges.class_metrics import catch_rates_by_category, class_accuracy, precision_and_npv
 from judges.class_sets import UNCLASSIFIED, classes_of
 from judges.models import Decision, Verdict
-from labelling.models import LabelDecision, TaxonomyVersion
+from labelling.models import TaxonomyVersion
 from labelling.taxonomy import TaxonomyIndex, goldset_taxonomy, taxonomy_index, taxonomy_version_index
 
 UNMAPPED = "(unmapped)"
@@ -81,25 +81,25 @@ def guess_resolver(version) -> Callable[[str], str | None]:
 
 
 def guess_table_load(data: CalibrationData) -> GuessTable:
-    """Read the judges' class guesses on the wrong items' rejects (grouped by the database) and resolve them."""
-    wrong_items = gold_items(data.gold_set_version, data.selection.source).filter(decision=LabelDecision.WRONG)
+    """Read the judges' class guesses on the wrong items' rejects (grouped by the database) and resolve them.
+
+    The database reads only the runs' rejects that name a class (the partial index
+    judges_verdict_class_guesses); which of them are on the report's wrong items, and of its
+    judges, is kept here, on the loaded arrays.
+    """
     columns = {judge.id: column for column, judge in enumerate(data.judges)}
     rows = (
-        Verdict.objects.filter(
-            run_id__in=data.run_ids,
-            judge_version_id__in=list(columns),
-            decision=Decision.REJECT,
-            query_id__in=wrong_items.values("query_id"),
-        )
-        # The terms of the index judges_verdict_class_guesses, as written there (SQLite uses a
-        # partial index only when the query repeats its condition).
+        Verdict.objects.filter(run_id__in=data.run_ids, decision=Decision.REJECT)
+        # The index's condition as written there: SQLite uses a partial index only then.
         .exclude(error_class_guess="")
-        .exclude(error_class_guess=UNCLASSIFIED)
         .values_list("query_id", "judge_version_id", "error_class_guess")
         .annotate(n=Count("id"))
         .order_by()
     )
-    rows = list(rows)
+    wrong_ids = set(data.query_ids[data.is_wrong].tolist())
+    rows = [
+        row for row in rows if row[2] != UNCLASSIFIED and row[1] in columns and row[0] in wrong_ids
+    ]  # fmt: skip
     resolve = guess_resolver(data.gold_set_version) if rows else None
     resolved = {guess: resolve(guess) for guess in {row[2] for row in rows}}
     return GuessTable(
