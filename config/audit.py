@@ -2,7 +2,7 @@
 
 Read by settings (`AUDITLOG_INCLUDE_TRACKING_MODELS`, django-auditlog registers them at
 start-up), so this module is plain data and imports nothing of Django. To audit another
-model — a failure taxonomy, when it exists — add one entry here (and, if its rows name who
+model, add one entry here (and, if its rows name who
 made them, a line in `ACTOR_FIELDS`). Never list a field that holds a secret: exclude it.
 """
 
@@ -15,6 +15,9 @@ AUDITED_MODELS = [
     {"model": "triage.ApiToken", "exclude_fields": ["token_hash", "last_used_at"]},
     {"model": "labelling.GoldSetVersion"},  # a publication
     {"model": "labelling.Adjudication"},
+    {"model": "labelling.Taxonomy"},
+    {"model": "labelling.TaxonomyClass"},
+    {"model": "labelling.TaxonomyAlias"},
 ]
 
 # Who made a row, for entries written outside a request (commands, services called with a

@@ -62,6 +62,12 @@ class CalibrationData:
     rows: tuple[np.ndarray, ...] = field(default=(), repr=False)
     # Judge version id -> verdicts its calls recorded as made by the simulator.
     simulated_verdicts: dict = field(default_factory=dict)
+    # Read when the report is built (judges.report) unless given: the version's taxonomy (a
+    # TaxonomyIndex), the judges' class guesses on wrong items (a judges.class_guesses.GuessTable)
+    # and the runs' labels.
+    taxonomy: object | None = field(default=None, repr=False)
+    guesses: object | None = field(default=None, repr=False)
+    run_labels: dict | None = field(default=None, repr=False)  # {run id: label}, read with the report
     _probs: np.ndarray | None = field(default=None, repr=False)
     _draws: DrawTable | None = field(default=None, repr=False)
 

@@ -6,8 +6,8 @@ and halving counts come from judges.interval_budget.
 
 from __future__ import annotations
 
+from judges.class_sets import class_members
 from judges.interval_budget import interval_budget
-from labelling.models import UNCLASSIFIED
 
 
 def ladder_rows(*, report: dict) -> list[dict]:
@@ -17,8 +17,7 @@ def ladder_rows(*, report: dict) -> list[dict]:
 
 def budget_rows(*, data) -> dict:
     """Return {"classes", "rows"}: per judge, its catch-rate width and items to halve it, per class."""
-    wrong_classes = data.error_class[data.is_wrong].tolist()
-    classes = sorted(set(wrong_classes) - {"", UNCLASSIFIED})
+    classes = sorted(class_members(data.error_class, data.is_wrong))
     rows = []
     for column, judge in enumerate(data.judges):
         budget = interval_budget(

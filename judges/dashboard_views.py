@@ -20,6 +20,7 @@ from django.urls import reverse
 from config.roles import ML_ENGINEER, role_required
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.charts import PALETTE, ensemble_scatter, error_class_chart, heatmap, upset_chart
+from judges.dashboard_classes import category_rows, guess_sections, slice_view
 from judges.dashboard_ladder import budget_rows, ladder_rows
 from judges.dashboard_trends import confusion_cell_items, confusion_tables, judge_trends_get
 from judges.ensembles import ENSEMBLE_RULES, miss_patterns, missed_by_all, missed_exactly, threshold_for
@@ -29,7 +30,7 @@ from judges.run_selection import RunSelection, run_selection_parse
 from judges.trend_chart import TREND_METRICS, trend_chart
 from labelling.models import GoldSetVersion, Query
 
-SELECTION_PARAMS = ("runs", "since", "until", "source")
+SELECTION_PARAMS = ("runs", "since", "until", "source")  # "slice" and "min_slice" add a table, not a selection
 
 
 class SelectionError(ValueError):
@@ -170,6 +171,9 @@ def dashboard(request, version_id: int):
         "trends": trends,
         "trend_charts": [trend_chart(trends, metric=metric) for metric in TREND_METRICS],
         "confusion": confusion_tables(data=data),
+        "class_categories": category_rows(report),
+        "class_guesses": guess_sections(data, report),
+        "slice": slice_view(data, report, request),
     }
     return render(request, "judges/dashboard.html", context)
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from judges.class_sets import class_members
 from labelling.agreement import cohen_kappa_from_confusion
 
 ACCEPT, REJECT, ERROR = 0, 1, 2
@@ -207,12 +208,13 @@ def stability(rejects: np.ndarray, accepts: np.ndarray) -> dict:
 def catch_rates_by_error_class(probs: np.ndarray, is_wrong: np.ndarray, error_class: np.ndarray) -> dict:
     """Return {class: {"rate", "ci95", "n"}} for every error class present among wrong items.
 
-    Wrong items without a class are left out (they are "unclassified": the loader names
-    them so); the report counts them in `unclassified_wrong`.
+    An item with several classes ("a;b") counts in each (`judges.class_sets`). Wrong items
+    without a class are left out (they are "unclassified": the loader names them so); the
+    report counts them in `unclassified_wrong`.
     """
     result = {}
-    for slug in sorted(set(error_class[is_wrong].tolist()) - {"", UNCLASSIFIED}):
-        rate, n = mean_over(probs, is_wrong & (error_class == slug))
+    for slug, members in class_members(error_class, is_wrong).items():
+        rate, n = mean_over(probs, members)
         result[slug] = {"rate": rate, "ci95": wilson_interval(rate, n), "n": n}
     return result
 

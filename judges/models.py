@@ -239,7 +239,8 @@ class Verdict(models.Model):
     repeat = models.PositiveSmallIntegerField(default=0)
     decision = models.CharField(max_length=8, choices=Decision.choices)
     reason = models.TextField(blank=True)
-    error_class_guess = models.CharField(max_length=32, blank=True)
+    # A class of the gold set's taxonomy, or a checker's own (mapped by the taxonomy's maps_to).
+    error_class_guess = models.CharField(max_length=100, blank=True)
     hypotheses = models.JSONField(default=list, blank=True)
     input_tokens = models.PositiveIntegerField(default=0)
     output_tokens = models.PositiveIntegerField(default=0)
@@ -278,7 +279,16 @@ class Verdict(models.Model):
                 name="judges_verdict_one_live_per_repeat",
             ),
         ]
-        indexes = [models.Index(fields=["run", "judge_version"], name="judges_verdict_run_judge")]
+        indexes = [
+            models.Index(fields=["run", "judge_version"], name="judges_verdict_run_judge"),
+            # The report's class accuracy reads the rejects that name a class: usually few of a
+            # run's verdicts (none for judges that name none), so only they are indexed.
+            models.Index(
+                fields=["run", "query"],
+                condition=Q(decision="reject") & ~Q(error_class_guess=""),
+                name="judges_verdict_class_guesses",
+            ),
+        ]
 
     def __str__(self):
         return f"{self.judge_version} on {self.query_id}: {self.decision}"

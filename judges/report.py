@@ -14,9 +14,12 @@ import numpy as np
 
 from judges import metrics
 from judges.calibration_data import CalibrationData, load_calibration
+from judges.class_guesses import class_data_ensure, judge_class_figures
 from judges.ensembles import ensemble_description, ensemble_metrics, pair_overlap, pareto_frontier
 from judges.ladder_selectors import ladder_report
+from judges.models import CalibrationRun
 from judges.run_selection import RunSelection
+from judges.slices import MIN_SLICE, calibration_subset, metadata_values, slice_masks
 from labelling.models import UNCLASSIFIED, GoldSetVersion
 
 
@@ -46,7 +49,33 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
     entry["simulated_verdicts"] = simulated
     entry["runs"] = data.runs_of_judges()[column] if runs is None else runs
     entry.update(summary)
+    # Per category, precision, NPV and class accuracy (judges.class_metrics), on the version's taxonomy.
+    entry.update(judge_class_figures(data, column))
     return entry
+
+
+def judge_entries(data: CalibrationData, generation_cost_usd: float, baseline: str | None) -> list[dict]:
+    """Return the report's `judges`: one entry per judge version, with break-even costs against the baseline."""
+    total = len(data.is_wrong)
+    runs_of_judges = data.runs_of_judges()
+    judges = [
+        judge_entry(data, column, generation_cost_usd, runs=runs_of_judges[column])
+        for column in range(len(data.judges))
+    ]
+    add_break_even(data, judges, baseline, wrong_share=int(data.is_wrong.sum()) / total if total else 0.0)
+    return judges
+
+
+def slices_report(
+    data: CalibrationData, key: str, *, min_items: int = MIN_SLICE, generation_cost_usd: float = 0.0, baseline=None
+) -> dict:
+    """Return the report's `slices`: every judge entry again on the items of each value of a metadata key."""
+    class_data_ensure(data)
+    values = {}
+    for value, keep in slice_masks(metadata_values(data, key), min_items).items():
+        subset = calibration_subset(data, keep)
+        values[value] = {"items": int(keep.sum()), "judges": judge_entries(subset, generation_cost_usd, baseline)}
+    return {"key": key, "values": values}
 
 
 def sample_warnings(data: CalibrationData, judges: list[dict]) -> list[str]:
@@ -75,12 +104,8 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
     """Build the report dict (the JSON contract of `judge_report`) from loaded arrays."""
     total = len(data.is_wrong)
     wrong = int(data.is_wrong.sum())
-    runs_of_judges = data.runs_of_judges()
-    judges = [
-        judge_entry(data, column, generation_cost_usd, runs=runs_of_judges[column])
-        for column in range(len(data.judges))
-    ]
-    add_break_even(data, judges, baseline, wrong_share=wrong / total if total else 0.0)
+    class_data_ensure(data)
+    judges = judge_entries(data, generation_cost_usd, baseline)
     pairs = []
     for a, b in itertools.combinations(range(len(data.judges)), 2):
         pair = pair_overlap(data.draws, data.is_wrong, a, b)
@@ -98,7 +123,11 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
         "gold_set": version.gold_set.name,
         "version": version.number,
         "runs": data.run_ids,
+        # {run id: its label} of the runs above ("" for a run without one).
+        "run_labels": data.run_labels if data.run_labels is not None else run_labels_get(data.run_ids),
         "run_selection": data.selection.as_dict(),
+        # The error taxonomy the version was published under: its classes and their categories.
+        "taxonomy": data.taxonomy.as_report(),
         "generation_cost_usd": generation_cost_usd,
         "baseline": baseline,
         "items": {"total": total, "wrong": wrong, "correct": total - wrong},
@@ -121,6 +150,11 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
         # The verification ladder's rungs among the judges (seed 002): cumulative and marginal.
         "ladder": ladder_report(data=data),
     }
+
+
+def run_labels_get(run_ids: list[int]) -> dict[int, str]:
+    """Return {run id: label} of the runs ("" for a run without a label)."""
+    return dict(CalibrationRun.objects.filter(pk__in=run_ids).order_by("pk").values_list("pk", "label"))
 
 
 def add_break_even(data: CalibrationData, judges: list[dict], baseline: str | None, wrong_share: float) -> None:
@@ -147,16 +181,25 @@ def build_report(
     baseline: str | None = None,
     run_ids=None,
     selection: RunSelection | None = None,
+    slice_key: str | None = None,
+    min_slice: int = MIN_SLICE,
 ) -> dict:
     """Load a gold-set version's verdicts and return the calibration report dict.
 
     `baseline` names a judge ("name" or "name:N") for break-even costs; `run_ids` limits
-    the runs to named ones, `selection` chooses them by ids and dates (default: every
-    completed run on the version). Raises ValueError when the baseline judge has no
-    verdicts there or a named run is not on the version.
+    the runs to named ones, `selection` chooses them by ids, labels and dates (default: every
+    completed run on the version). `slice_key` adds `slices`: every judge figure per value of
+    that item metadata key (values with fewer than `min_slice` items pooled as `other`).
+    Raises ValueError when the baseline judge has no verdicts there or a named run is not on
+    the version.
     """
     data = load_calibration(gold_set_version=gold_set_version, selection=selection, run_ids=run_ids)
-    return report_from_data(data, generation_cost_usd=generation_cost_usd, baseline=baseline)
+    report = report_from_data(data, generation_cost_usd=generation_cost_usd, baseline=baseline)
+    if slice_key:
+        report["slices"] = slices_report(
+            data, slice_key, min_items=min_slice, generation_cost_usd=generation_cost_usd, baseline=baseline
+        )
+    return report
 
 
 def ensemble_entry(

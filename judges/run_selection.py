@@ -22,6 +22,8 @@ class RunSelection:
     """Which calibration runs a report rests on, as the user asked for them."""
 
     run_ids: tuple[int, ...] | None = None
+    # Runs named by label (as import_verdicts names them): every run with that label on the version.
+    run_labels: tuple[str, ...] = ()
     since: datetime.date | None = None
     until: datetime.date | None = None
     source: str = SOURCE_BOTH
@@ -30,8 +32,8 @@ class RunSelection:
     def rule(self) -> str:
         """Describe the selection in words, as the page and the JSON state it."""
         parts = []
-        if self.run_ids is not None:
-            parts.append("runs " + ", ".join(str(i) for i in self.run_ids))
+        if self.named:
+            parts.append("runs " + ", ".join([*(str(i) for i in self.run_ids or ()), *self.run_labels]))
         else:
             parts.append("every completed run")
         if self.since:
@@ -42,9 +44,15 @@ class RunSelection:
             parts.append(f"on {self.source} items only")
         return " ".join(parts)
 
+    @property
+    def named(self) -> bool:
+        """True when the user named runs (by id or label) rather than taking the default rule."""
+        return self.run_ids is not None or bool(self.run_labels)
+
     def as_dict(self) -> dict:
         return {
             "runs": list(self.run_ids) if self.run_ids is not None else None,
+            "run_labels": list(self.run_labels),
             "since": self.since.isoformat() if self.since else None,
             "until": self.until.isoformat() if self.until else None,
             "source": self.source,
@@ -59,16 +67,27 @@ def run_selection_parse(
     source = (source or "").strip() or SOURCE_BOTH
     if source not in SOURCES:
         raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
-    run_ids = None
+    run_ids, run_labels = None, ()
     if runs is not None and runs.strip():
-        try:
-            run_ids = tuple(sorted({int(part) for part in runs.replace(" ", "").split(",") if part}))
-        except ValueError:
-            raise ValueError(f"runs must be run ids separated by commas, e.g. 3,4; got {runs!r}") from None
-        if not run_ids or min(run_ids) < 1:
-            raise ValueError(f"runs must be positive run ids separated by commas; got {runs!r}")
+        ids, labels = set(), []
+        for part in (part.strip() for part in runs.split(",")):
+            if not part:
+                continue
+            if part.lstrip("-").isdigit():
+                if int(part) < 1:
+                    raise ValueError(f"runs must be positive run ids or run labels separated by commas; got {runs!r}")
+                ids.add(int(part))
+            elif part not in labels:
+                labels.append(part)
+        if not ids and not labels:
+            raise ValueError(f"runs must be run ids or labels separated by commas, e.g. 3,join-lint; got {runs!r}")
+        run_ids, run_labels = (tuple(sorted(ids)) if ids else None), tuple(labels)
     return RunSelection(
-        run_ids=run_ids, since=parse_date(since, "since"), until=parse_date(until, "until"), source=source
+        run_ids=run_ids,
+        run_labels=run_labels,
+        since=parse_date(since, "since"),
+        until=parse_date(until, "until"),
+        source=source,
     )
 
 
@@ -96,15 +115,18 @@ def calibration_run_ids_get(*, gold_set_version, selection: RunSelection | None 
     """
     selection = selection or RunSelection()
     runs = CalibrationRun.objects.filter(gold_set_version=gold_set_version)
-    if selection.run_ids is not None:
-        runs = runs.filter(pk__in=selection.run_ids)
-        found = set(runs.values_list("pk", flat=True))
-        unknown = [i for i in selection.run_ids if i not in found]
+    if selection.named:
+        ids = set(selection.run_ids or ())
+        found = set(runs.filter(pk__in=ids).values_list("pk", flat=True))
+        labelled = dict(runs.filter(label__in=selection.run_labels).values_list("pk", "label"))
+        unknown = [str(i) for i in sorted(ids - found)]
+        unknown += [repr(label) for label in selection.run_labels if label not in labelled.values()]
         if unknown:
             raise ValueError(
-                f"run{'s' if len(unknown) > 1 else ''} {', '.join(map(str, unknown))} "
+                f"run{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
                 f"{'are' if len(unknown) > 1 else 'is'} not a calibration run on {gold_set_version}"
             )
+        runs = runs.filter(pk__in=found | set(labelled))
     else:
         runs = runs.filter(status=RunStatus.COMPLETED)
     if selection.since:

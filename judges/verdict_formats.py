@@ -17,7 +17,24 @@ from judges.models import Decision
 from labelling.goldset_records import parse_json_line
 
 FORMATS = ("docket", "promptfoo", "inspect", "csv", "jsonl")
-MAPPABLE = ("query_id", "judge", "decision", "run", "repeat", "reason", "cost_usd", "latency_ms")
+MAPPABLE = (
+    "query_id",
+    "judge",
+    "decision",
+    "run",
+    "repeat",
+    "reason",
+    "cost_usd",
+    "latency_ms",
+    "error_class_guess",
+)
+# Every field of a record in Docket's names; a record's other fields are unknown (named, or refused by --strict).
+DOCKET_FIELDS = (*MAPPABLE, "input_tokens", "output_tokens")
+# Two-valued decision columns: which value is the positive one is the user's to say (--positive-means).
+POSITIVE_VALUES = ("1", "true", "yes", "pass", "passed")
+NEGATIVE_VALUES = ("0", "false", "no", "fail", "failed")
+POSITIVE_MEANS = ("accept", "reject")
+UNREADABLE = "_unreadable"  # set on a record whose decision text could not be read (the raw text)
 ACCEPT_WORDS = ("accept", "accepted", "correct", "yes", "pass", "passed", "true", "valid", "ok")
 REJECT_WORDS = ("reject", "rejected", "wrong", "incorrect", "no", "fail", "failed", "false", "invalid")
 
@@ -40,13 +57,30 @@ class ImportPlan:
     reject_when: str | None = None
     run: str | None = None
     promptfoo_judges: str = "provider"
+    # What a positive value (1, true, yes, pass) of a decision column means: accept or reject.
+    positive_means: str | None = None
 
 
-def decision_from_text(value, reject_when: str | None = None) -> str:
-    """Read accept/reject (or error, when unreadable) from a model's output or a mapped field."""
+class NumericDecisions(Exception):
+    """A decision column holds numbers or booleans, and nobody said what 1 (or true) means."""
+
+
+def decision_from_text(value, reject_when: str | None = None, positive_means: str | None = None) -> str:
+    """Read accept/reject (or error, when unreadable) from a model's output or a mapped field.
+
+    A two-valued column (1/0, true/false, yes/no, pass/fail) follows `positive_means`; a number
+    or a JSON boolean without it raises NumericDecisions: 1 may mean "is a bug" or "is correct",
+    and Docket does not guess.
+    """
     text = as_text(value).strip()
     if reject_when is not None:
         return Decision.REJECT if text == reject_when else Decision.ACCEPT
+    lowered_value = _number_text(text).lower()
+    if positive_means is not None and lowered_value in POSITIVE_VALUES + NEGATIVE_VALUES:
+        positive = lowered_value in POSITIVE_VALUES
+        return Decision.ACCEPT if positive == (positive_means == "accept") else Decision.REJECT
+    if isinstance(value, bool) or _is_number(text):
+        raise NumericDecisions(text)
     if text.startswith("{"):
         try:
             parsed = json.loads(text)
@@ -64,6 +98,23 @@ def decision_from_text(value, reject_when: str | None = None) -> str:
     if word in REJECT_WORDS:
         return Decision.REJECT
     return Decision.ERROR
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return bool(text)
+
+
+def _number_text(text: str) -> str:
+    """Return "1" for 1, 1.0 or "1.0" (and "0" likewise): a spreadsheet writes either."""
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return str(int(number)) if number in (0.0, 1.0) else text
 
 
 def as_text(value) -> str:
@@ -114,8 +165,23 @@ def apply_mapping(records, plan: ImportPlan):
         if plan.judge:
             mapped["judge"] = plan.judge
         if "decision" in mapped and (plan.reject_when is not None or plan.mapping.get("decision")):
-            mapped["decision"] = decision_from_text(mapped["decision"], plan.reject_when)
+            raw = mapped["decision"]
+            mapped["decision"] = decide(number, raw, plan, plan.mapping.get("decision", "decision"))
+            if mapped["decision"] == Decision.ERROR and as_text(raw).strip().lower() != Decision.ERROR:
+                mapped[UNREADABLE] = as_text(raw)  # a judge whose every decision is unreadable is refused
         yield number, mapped
+
+
+def decide(number, raw, plan: ImportPlan, column: str) -> str:
+    """Read one decision under the plan; a number nobody explained stops the import, naming the flag."""
+    try:
+        return decision_from_text(raw, plan.reject_when, plan.positive_means)
+    except NumericDecisions:
+        raise bad_line(
+            number,
+            f"{column!r} holds {as_text(raw)!r}: say what a positive value means with"
+            " --positive-means accept|reject (is 1 a correct query, or a bug?); nothing was imported",
+        ) from None
 
 
 def load_json_document(path: Path) -> dict:
@@ -176,7 +242,7 @@ def read_promptfoo(path: Path, plan: ImportPlan):
         if result.get("error") and not response.get("output"):
             decision, reason = Decision.ERROR, str(result["error"])
         else:
-            decision = decision_from_text(response.get("output"), plan.reject_when)
+            decision = decide(number, response.get("output"), plan, "output")
             reason = _reason_of(response.get("output"))
         yield number, {**common, "judge": provider_name, "decision": decision, "reason": reason}
 
@@ -244,7 +310,7 @@ def read_inspect(path: Path, plan: ImportPlan):
         if sample.get("error"):
             decision, reason = Decision.ERROR, as_text((sample["error"] or {}).get("message", sample["error"]))
         else:
-            decision = decision_from_text(answer if answer is not None else output.get("completion"), plan.reject_when)
+            decision = decide(number, answer if answer is not None else output.get("completion"), plan, "answer")
             reason = _reason_of(output.get("completion"))
         seconds = output.get("time")
         yield (

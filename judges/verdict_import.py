@@ -20,13 +20,22 @@ from django.db.models import Max
 
 from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion, RunStatus, Verdict
 from judges.provenance import IMPORTED_ENDPOINT
-from judges.verdict_formats import ImportPlan, as_text, bad_line, detect_format, read_records
+from judges.verdict_formats import (
+    DOCKET_FIELDS,
+    UNREADABLE,
+    ImportPlan,
+    as_text,
+    bad_line,
+    detect_format,
+    read_records,
+)
 from labelling.goldset_records import check_storable_text
 from labelling.models import GoldSet, GoldSetVersionItem
 
 # A line without a run label goes into this run, so the report (which reads runs) sees it.
 DEFAULT_RUN_LABEL = "import"
 INTEGER_FIELDS = ("repeat", "input_tokens", "output_tokens")
+GUESS_MAX_LENGTH = 100  # Verdict.error_class_guess
 
 
 class GoldSetVersionMissing(Exception):
@@ -46,6 +55,8 @@ class VerdictLine:
     latency_ms: float | None
     input_tokens: int
     output_tokens: int
+    error_class_guess: str = ""
+    unreadable: str | None = None  # the decision text that could not be read (an error verdict)
 
 
 def judge_slug(name: str) -> str:
@@ -91,6 +102,10 @@ def _parse_record(number: int, record: dict, default_run: str) -> VerdictLine:
     reason = record.get("reason") or ""
     if not isinstance(reason, str):
         raise bad_line(number, "reason must be a string")
+    guess = as_text(record.get("error_class_guess")).strip()
+    if len(guess) > GUESS_MAX_LENGTH:
+        raise bad_line(number, f"error_class_guess is longer than {GUESS_MAX_LENGTH} characters")
+    check_storable_text(number, "error_class_guess", guess, error=bad_line)
     for name, text in (("reason", reason), ("judge", judge), ("query_id", as_text(record["query_id"]))):
         check_storable_text(number, name, text, error=bad_line)
     return VerdictLine(
@@ -102,6 +117,8 @@ def _parse_record(number: int, record: dict, default_run: str) -> VerdictLine:
         reason=reason,
         cost_usd=cost,
         latency_ms=None if latency is None else float(latency),
+        error_class_guess=guess,
+        unreadable=record.get(UNREADABLE),
         **values,
     )
 
@@ -121,11 +138,23 @@ def _number_or(value, default, number, name, *, integer=False):
     return value
 
 
-def _parse_file(path: Path, plan: ImportPlan) -> list[VerdictLine]:
-    """Parse every record, refusing duplicates of the same (judge, item, run, repeat)."""
+def _parse_file(path: Path, plan: ImportPlan, unknown_fields: dict[str, int], strict: bool) -> list[VerdictLine]:
+    """Parse every record, refusing duplicates of the same (judge, item, run, repeat).
+
+    Fields a record carries beyond Docket's names and the mapped ones are noted in
+    `unknown_fields` ({name: first line}); with `strict` the first one stops the import.
+    """
     lines, seen = [], {}
     promptfoo_repeats: Counter = Counter()
+    known = {*DOCKET_FIELDS, *plan.mapping.values(), UNREADABLE}
     for number, record in read_records(path, plan):
+        for name in record:
+            if name not in known and name not in unknown_fields:
+                if strict:
+                    raise bad_line(
+                        number, f"unknown field {name!r} (--strict): Docket reads {', '.join(DOCKET_FIELDS)}"
+                    )
+                unknown_fields[name] = number
         line = _parse_record(number, record, plan.run or DEFAULT_RUN_LABEL)
         if plan.fmt == "promptfoo" and "repeat" not in record:
             # `promptfoo eval --repeat N` writes N results per test and provider, unnumbered.
@@ -213,6 +242,33 @@ def _refuse_existing(lines: list[VerdictLine], versions: dict, runs: dict, query
             raise bad_line(line.number, f"this verdict (judge, item, run {line.run!r}, repeat) already exists")
 
 
+def _decision_counts(judge: str, lines: list[VerdictLine], skipped: list[VerdictLine]) -> dict:
+    """Return a judge's accept, reject and error verdicts imported, and its skipped ones (items not in the version)."""
+    decisions = Counter(line.decision for line in lines if line.judge == judge)
+    return {
+        "accept": decisions["accept"],
+        "reject": decisions["reject"],
+        "error": decisions["error"],
+        "skipped": sum(line.judge == judge for line in skipped),
+    }
+
+
+def _refuse_unreadable(lines: list[VerdictLine], plan: ImportPlan) -> None:
+    """Refuse the import when every decision of some judge could not be read: its column is misread."""
+    by_judge: dict[str, list[VerdictLine]] = {}
+    for line in lines:
+        by_judge.setdefault(line.judge, []).append(line)
+    for judge, own in sorted(by_judge.items()):
+        if all(line.unreadable is not None for line in own):
+            examples = ", ".join(repr(value) for value in list(dict.fromkeys(line.unreadable for line in own))[:3])
+            column = plan.mapping.get("decision", "decision")
+            raise bad_line(
+                0,
+                f"no decision of judge {judge!r} can be read: column {column!r} holds {examples};"
+                " map the column that says accept/reject, or use --reject-when VALUE or --positive-means",
+            )
+
+
 @transaction.atomic
 def verdicts_import(
     *, path: Path, gold_set_name: str, plan: ImportPlan | None = None, version: int | None = None, strict=False
@@ -237,9 +293,11 @@ def verdicts_import(
     query_ids = dict(GoldSetVersionItem.objects.filter(version=chosen).values_list("query__external_id", "query_id"))
     if plan.fmt == "auto":
         plan.fmt = detect_format(path, plan)
-    parsed = _parse_file(path, plan)
+    unknown_fields: dict[str, int] = {}
+    parsed = _parse_file(path, plan, unknown_fields, strict)
     if not parsed:
         raise bad_line(0, "the file has no verdicts (it is empty)")
+    _refuse_unreadable(parsed, plan)
     unknown = [line for line in parsed if line.external_id not in query_ids]
     if unknown and strict:
         first = unknown[0]
@@ -261,6 +319,8 @@ def verdicts_import(
         "unknown_items": unknown_ids,
         "unmeasured_cost": sum(line.cost_usd is None for line in lines),
         "unmeasured_latency": sum(line.latency_ms is None for line in lines),
+        "unknown_fields": sorted(unknown_fields),
+        "class_guesses": sum(bool(line.error_class_guess) for line in lines),
     }
     if not lines:
         return summary
@@ -281,6 +341,7 @@ def verdicts_import(
                 repeat=line.repeat,
                 decision=line.decision,
                 reason=line.reason,
+                error_class_guess=line.error_class_guess if line.decision == "reject" else "",
                 cost_usd=line.cost_usd,
                 latency_ms=line.latency_ms,
                 input_tokens=line.input_tokens,
@@ -301,7 +362,12 @@ def verdicts_import(
         run.total_tasks = Verdict.objects.filter(run=run).count()
         run.save(update_fields=["repeats", "total_tasks"])
     summary["judges"] = {
-        name: {"slug": versions[name].judge.name, "version": versions[name].number, "verdicts": n}
+        name: {
+            "slug": versions[name].judge.name,
+            "version": versions[name].number,
+            "verdicts": n,
+            **_decision_counts(name, lines, unknown),
+        }
         for name, n in sorted(Counter(line.judge for line in lines).items())
     }
     summary["runs"] = sorted(runs)

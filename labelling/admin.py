@@ -2,6 +2,7 @@ from django.contrib import admin
 
 from config.admin_readonly import ReadOnlyAdmin
 from labelling.models import Adjudication, GoldSet, GoldSetVersion, GoldSetVersionItem, Label, LabelReveal, Query
+from labelling.taxonomy_models import Taxonomy, TaxonomyClass, TaxonomyVersion
 
 
 @admin.register(GoldSet)
@@ -43,3 +44,21 @@ class GoldSetVersionAdmin(ReadOnlyAdmin):
 class GoldSetVersionItemAdmin(ReadOnlyAdmin):
     list_display = ["version", "query", "decision", "error_class"]
     list_filter = ["version"]
+
+
+# Taxonomies are edited on their own page (/labelling/taxonomies/), whose services keep the
+# versions, aliases and labels in step; the admin shows them, and never deletes a class.
+@admin.register(Taxonomy)
+class TaxonomyAdmin(ReadOnlyAdmin):
+    list_display = ["name", "version", "created_at"]
+
+
+@admin.register(TaxonomyClass)
+class TaxonomyClassAdmin(ReadOnlyAdmin):
+    list_display = ["taxonomy", "category", "name", "retired", "position"]
+    list_filter = ["taxonomy", "retired"]
+
+
+@admin.register(TaxonomyVersion)
+class TaxonomyVersionAdmin(ReadOnlyAdmin):
+    list_display = ["taxonomy", "number", "note", "created_at"]

@@ -26,11 +26,19 @@ import math
 from collections import Counter
 
 from labelling import agreement
-from labelling.models import UNCLASSIFIED, Adjudication, ErrorClass, GoldSet, GoldSetVersion, Query
+from labelling.error_classes import error_classes_split
+from labelling.models import UNCLASSIFIED, Adjudication, GoldSet, GoldSetVersion, Query
 from labelling.selectors import disagreement_list, rating_table_get
 
 LOW_SUPPORT = 20
 DECISIONS = ["correct", "wrong", "unsure"]
+
+
+def _classes(category: str) -> list[str]:
+    """The classes a rating category names ("wrong:a;b" → [a, b]; `unclassified` is none)."""
+    if not category.startswith("wrong:"):
+        return []
+    return [name for name in error_classes_split(category.split(":", 1)[1]) if name != UNCLASSIFIED]
 
 
 def _decision(category: str) -> str:
@@ -113,16 +121,17 @@ def agreement_report(*, gold_set: GoldSet, version: GoldSetVersion | None = None
                 "matrix": [[counts[(x, y)] for y in pair_categories] for x in pair_categories],
             }
         )
-    for value, _label in ErrorClass.choices:
-        category = f"wrong:{value}"
-        support = sum(r.count(category) for r in per_item)
-        if not support:
-            continue
-        binary = agreement.binary_for_category(per_item, category)
+    # Per class of the gold set's labels (its taxonomy's, several per label allowed): "does the
+    # rating name this class", so a label with two classes agrees on each of them.
+    for value in sorted({name for r in per_item for c in r for name in _classes(c)}):
+        support = sum(value in _classes(c) for r in per_item for c in r)
+        binary = [[value in _classes(c) for c in ratings] for ratings in per_item]
         class_fleiss, _, _ = _fleiss(binary, [False, True])
         pairs = []
         for a, b in itertools.combinations(table.raters, 2):
-            both = [(r[a] == category, r[b] == category) for r in table.ratings.values() if a in r and b in r]
+            both = [
+                (value in _classes(r[a]), value in _classes(r[b])) for r in table.ratings.values() if a in r and b in r
+            ]
             if both:
                 kappa = agreement.cohen_kappa([x for x, _ in both], [y for _, y in both], [False, True])
                 pairs.append({"a": a, "b": b, "n": len(both), "cohen_kappa": _number(kappa)})

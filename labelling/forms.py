@@ -1,7 +1,10 @@
 from django import forms
 
+from labelling.error_classes import UNCLASSIFIED, error_class_rule_problems
+from labelling.goldset_parser import ParseOptions
 from labelling.invariants import InvariantsInvalid, invariants_validate
-from labelling.models import LABEL_ERROR_CLASSES, ErrorClass, LabelDecision, ResolutionPolicy
+from labelling.models import LabelDecision, ResolutionPolicy
+from labelling.taxonomy import class_choices
 
 RESOLVE_CHOICES = [
     (ResolutionPolicy.MANUAL, "manual: adjudications, else labels that agree"),
@@ -10,32 +13,46 @@ RESOLVE_CHOICES = [
 ]
 
 
-class LabelForm(forms.Form):
+class ClassesField(forms.MultipleChoiceField):
+    """One or more classes; a blank value (a form's "no class") is none."""
+
+    def to_python(self, value):
+        if isinstance(value, str):
+            value = [value]  # one class, as a plain dict of data gives it
+        return [name for name in super().to_python(value) if name]
+
+
+class ClassifiedDecisionForm(forms.Form):
+    """A decision with one or more error classes of the gold set's taxonomy, under the label rule.
+
+    A decision other than wrong drops any class sent with it (a stale checkbox); a wrong one
+    without a class breaks the rule of `labelling.error_classes`, which says so.
+    """
+
+    extra_classes: list[tuple[str, str]] = []
+
+    def __init__(self, *args, gold_set=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["error_class"] = ClassesField(choices=class_choices(gold_set) + self.extra_classes, required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("decision") != LabelDecision.WRONG:
+            data["error_class"] = []
+        for name, problem in error_class_rule_problems(data.get("decision"), data.get("error_class") or []).items():
+            self.add_error(name, problem)
+        return data
+
+
+class LabelForm(ClassifiedDecisionForm):
     decision = forms.ChoiceField(choices=LabelDecision.choices)
-    error_class = forms.ChoiceField(choices=[("", "—"), *ErrorClass.choices], required=False)
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
-    def clean(self):
-        data = super().clean()
-        if data.get("decision") == LabelDecision.WRONG and not data.get("error_class"):
-            self.add_error("error_class", "A wrong label needs an error class.")
-        if data.get("decision") != LabelDecision.WRONG:
-            data["error_class"] = ""
-        return data
 
-
-class AdjudicationForm(forms.Form):
+class AdjudicationForm(ClassifiedDecisionForm):
+    extra_classes = [(UNCLASSIFIED, "unclassified")]
     decision = forms.ChoiceField(choices=[(LabelDecision.CORRECT, "Correct"), (LabelDecision.WRONG, "Wrong")])
-    error_class = forms.ChoiceField(choices=[("", "—"), *LABEL_ERROR_CLASSES], required=False)
     reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}))
-
-    def clean(self):
-        data = super().clean()
-        if data.get("decision") == LabelDecision.WRONG and not data.get("error_class"):
-            self.add_error("error_class", "A wrong label needs an error class.")
-        if data.get("decision") == LabelDecision.CORRECT:
-            data["error_class"] = ""
-        return data
 
 
 class ImportForm(forms.Form):
@@ -56,6 +73,33 @@ class ImportForm(forms.Form):
         required=False,
     )
     create_labellers = forms.BooleanField(required=False, help_text="Create unknown labellers (no password).")
+    taxonomy = forms.FileField(
+        required=False,
+        label="Error taxonomy",
+        help_text="Optional: a JSON list of {class, category, description}, or a CSV with the header"
+        " class,category,description. The gold set then uses exactly its classes.",
+    )
+    taxonomy_name = forms.SlugField(required=False, help_text="Default: the gold set's name.")
+    create_classes = forms.BooleanField(required=False, help_text="Add the error classes the file uses.")
+    metadata_columns = forms.CharField(
+        required=False, help_text="Fields kept as item metadata, comma-separated (e.g. db_id,difficulty)."
+    )
+    keep_unknown_columns = forms.BooleanField(required=False, help_text="Keep every unknown field as metadata.")
+    strict = forms.BooleanField(required=False, help_text="Refuse fields Docket does not know.")
+    warehouse_from = forms.CharField(required=False, help_text="Take each item's warehouse from this metadata key.")
+
+    def parse_options(self):
+        """Return the import's ParseOptions from the cleaned data."""
+        data = self.cleaned_data
+        return ParseOptions(
+            create_labellers=data["create_labellers"],
+            create_classes=data["create_classes"],
+            positive_means=data["positive_means"] or LabelDecision.CORRECT,
+            metadata_columns=tuple(name.strip() for name in data["metadata_columns"].split(",") if name.strip()),
+            keep_unknown=data["keep_unknown_columns"],
+            strict=data["strict"],
+            warehouse_from=data["warehouse_from"].strip(),
+        )
 
 
 class PublishForm(forms.Form):
@@ -66,7 +110,7 @@ class PublishForm(forms.Form):
 class BrowseForm(forms.Form):
     search = forms.CharField(required=False, label="Search question or SQL")
     label = forms.ChoiceField(choices=[("", "any"), ("correct", "correct"), ("wrong", "wrong")], required=False)
-    error_class = forms.ChoiceField(choices=[("", "any"), *LABEL_ERROR_CLASSES], required=False)
+    error_class = forms.CharField(required=False, label="Error class")
     labeller = forms.CharField(required=False)
     disagreement = forms.ChoiceField(
         choices=[("", "any"), ("yes", "labellers disagree"), ("no", "labellers agree")], required=False
@@ -76,6 +120,8 @@ class BrowseForm(forms.Form):
         required=False,
         label="Label source",
     )
+    meta_key = forms.CharField(required=False, max_length=100, label="Metadata key")
+    meta_value = forms.CharField(required=False, max_length=200, label="has the value")
 
 
 class InvariantsForm(forms.Form):

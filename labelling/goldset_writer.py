@@ -11,7 +11,9 @@ from django.utils import timezone
 
 from labelling.blind import revealed_pairs_get
 from labelling.bulk import db_value, insert_rows
-from labelling.goldset_records import GoldImportError, Row
+from labelling.error_classes import error_classes_join, error_classes_split
+from labelling.goldset_parser import Row
+from labelling.goldset_records import GoldImportError
 from labelling.models import GoldSet, Label, LabelSource, Query, QuerySource
 from labelling.services import overlap_key_draw
 from probes.fingerprint import sql_fingerprint
@@ -51,6 +53,15 @@ class ImportSummary:
     labels_updated: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     labellers_created: list[str] = field(default_factory=list)
+    # Lines that added a class to an earlier line's wrong label (one line per class).
+    classes_merged: int = 0
+    metadata_updated: int = 0
+    fields_kept_as_metadata: list[str] = field(default_factory=list)
+    fields_ignored: list[str] = field(default_factory=list)
+    classes_created: list[str] = field(default_factory=list)
+    unclassified_wrong: int = 0
+    taxonomy: str = ""
+    taxonomy_changes: list[str] = field(default_factory=list)
 
     def skip(self, reason: str, count: int = 1) -> None:
         if count:
@@ -70,6 +81,14 @@ class ImportSummary:
             "labels_updated": self.labels_updated,
             "skipped": dict(self.skipped),
             "labellers_created": list(self.labellers_created),
+            "classes_merged": self.classes_merged,
+            "metadata_updated": self.metadata_updated,
+            "fields_kept_as_metadata": list(self.fields_kept_as_metadata),
+            "fields_ignored": list(self.fields_ignored),
+            "classes_created": list(self.classes_created),
+            "unclassified_wrong": self.unclassified_wrong,
+            "taxonomy": self.taxonomy,
+            "taxonomy_changes": list(self.taxonomy_changes),
         }
 
     def describe(self) -> str:
@@ -86,7 +105,25 @@ class ImportSummary:
         parts.append(f"{skipped} skipped" + (f" ({reasons})" if reasons else ""))
         if self.labellers_created:
             parts.append(f"labellers created: {', '.join(self.labellers_created)}")
-        return ", ".join(parts) + "."
+        if self.classes_merged:
+            parts.append(f"{self.classes_merged} lines added a class to an earlier line's label")
+        if self.metadata_updated:
+            parts.append(f"metadata updated on {self.metadata_updated} existing items")
+        sentences = [", ".join(parts) + "."]
+        if self.taxonomy:
+            changes = f" ({'; '.join(self.taxonomy_changes)})" if self.taxonomy_changes else ""
+            sentences.append(f"Taxonomy: {self.taxonomy}{changes}.")
+        if self.classes_created:
+            sentences.append(f"Classes created: {', '.join(self.classes_created)}.")
+        kept = ", ".join(self.fields_kept_as_metadata) or "none"
+        ignored = ", ".join(self.fields_ignored) or "none"
+        sentences.append(f"Kept as metadata: {kept}. Ignored fields: {ignored}.")
+        if self.unclassified_wrong:
+            sentences.append(
+                f"{self.unclassified_wrong} wrong label{'s' * (self.unclassified_wrong != 1)} without an error class"
+                " (unclassified)."
+            )
+        return " ".join(sentences)
 
 
 def labeller_phrase(labeller_name: str) -> str:
@@ -119,7 +156,7 @@ class BatchWriter:
         return {
             q["external_id"]: q
             for q in Query.objects.filter(gold_set=self.gold_set, external_id__in=ids).values(
-                "id", "external_id", "question", "sql"
+                "id", "external_id", "question", "sql", "metadata"
             )
         }
 
@@ -145,7 +182,7 @@ class BatchWriter:
                     reason = f"id '{row.external_id}' is already in the gold set with another {name}"
                     raise GoldImportError(row.line, reason)
             previous = earlier.get((query["id"], row.labeller_id))
-            if previous is not None and previous != row.label:
+            if previous is not None and previous != row.label and not both_wrong(previous, row.label):
                 who = labeller_phrase(row.labeller_name)
                 raise GoldImportError(row.line, f"id '{row.external_id}' labelled twice by {who} with different labels")
         return existing
@@ -166,7 +203,7 @@ class BatchWriter:
             key = overlap_key_draw(external_id=row.external_id)
             existing[row.external_id] = {"id": None, "fingerprint": fingerprint, "key": key, "row": row}
         created_at = db_value(Query, "created_at", self.now)
-        metadata = db_value(Query, "metadata", {})
+        self.metadata_update(rows, existing)
         # A new query's label count is known now: one per distinct labeller among its lines.
         raters: dict[str, set] = {}
         for row in rows:
@@ -186,7 +223,7 @@ class BatchWriter:
                     row.external_id,
                     existing[row.external_id]["fingerprint"],
                     row.reference_sql,
-                    metadata,
+                    db_value(Query, "metadata", row.metadata),
                     created_at,
                     len(raters[row.external_id]),
                     existing[row.external_id]["key"],
@@ -203,6 +240,18 @@ class BatchWriter:
         fresh = {existing[external_id]["id"] for external_id in seen}
         self.write_labels(rows, {ext: q["id"] for ext, q in existing.items()}, fresh)
         self.written += len(rows)
+
+    def metadata_update(self, rows: list[Row], existing: dict[str, dict]) -> None:
+        """Merge the file's metadata into items already in the gold set (metadata is not versioned)."""
+        for row in rows:
+            query = existing.get(row.external_id)
+            if not row.metadata or query is None or "metadata" not in query:
+                continue
+            merged = {**(query["metadata"] or {}), **row.metadata}
+            if merged != query["metadata"]:
+                Query.objects.filter(pk=query["id"]).update(metadata=merged)
+                query["metadata"] = merged
+                self.summary.metadata_updated += 1
 
     def write_labels(self, rows: list[Row], query_ids: dict[str, int], fresh: set[int]) -> None:
         """Insert the batch's labels, superseding current ones; `fresh` queries already carry their count."""
@@ -227,6 +276,13 @@ class BatchWriter:
             previous = current.get(slot)
             if previous is not None and previous[1] == row.label:
                 self.summary.skip("unchanged (already the labeller's current label)")
+                continue
+            if previous is not None and previous[0] >= self.first_new_label_id and both_wrong(previous[1], row.label):
+                # Another line of this import with more classes of the same wrong label.
+                classes = error_classes_join(error_classes_split(previous[1][1]) + error_classes_split(row.error_class))
+                Label.objects.filter(pk=previous[0]).update(error_class=classes)
+                current[slot] = (previous[0], (row.decision, classes))
+                self.summary.classes_merged += 1
                 continue
             if previous is not None:
                 superseded.append(previous[0])
@@ -256,11 +312,17 @@ class BatchWriter:
             Query.objects.filter(id__in=ids).update(label_count=F("label_count") + increment)
 
 
-def row_check_in_batch(by_slot: dict[tuple, Row], by_id: dict[str, Row], row: Row) -> bool:
-    """Return False when `row` repeats an earlier line exactly; raise when it clashes.
+def both_wrong(a: tuple[str, str], b: tuple[str, str]) -> bool:
+    return a[0] == b[0] == "wrong"
+
+
+def row_check_in_batch(by_slot: dict[tuple, Row], by_id: dict[str, Row], row: Row, summary: ImportSummary) -> bool:
+    """Return False when `row` repeats or extends an earlier line (merged into it); raise when it clashes.
 
     Several labellers may label one item (their disagreement is data); one labeller may
-    label an item once, and every line of an item must carry the same question and SQL.
+    label an item once — a wrong label may take one line per class, whose classes are merged
+    — and every line of an item must carry the same question and SQL. Metadata of several
+    lines of an item is merged too.
     """
     first = by_id.get(row.external_id)
     if first is not None:
@@ -268,9 +330,17 @@ def row_check_in_batch(by_slot: dict[tuple, Row], by_id: dict[str, Row], row: Ro
             if getattr(first, name) != getattr(row, name):
                 reason = f"duplicate id '{row.external_id}' with another {name} (line {first.line})"
                 raise GoldImportError(row.line, reason)
+    if first is not None and row.metadata:
+        first.metadata = {**first.metadata, **row.metadata}
     earlier = by_slot.get(row.slot)
     if earlier is None:
         return True
+    if earlier.label != row.label and both_wrong(earlier.label, row.label):
+        earlier.error_class = error_classes_join(
+            error_classes_split(earlier.error_class) + error_classes_split(row.error_class)
+        )
+        summary.classes_merged += 1
+        return False
     if earlier.label != row.label:
         raise GoldImportError(
             row.line,

@@ -9,14 +9,45 @@ not see; on SQLite it issues plain DELETEs, so the SQLite triggers consult
 on every Django SQLite connection and which answers 1 only inside `allow_flush()`. Django's own `manage.py flush`
 is left as Django ships it, so on SQLite it refuses to delete published versions.
 A connection that lacks the function (the sqlite3 shell) cannot delete the rows at all.
+In Python, the models' querysets (`FrozenVersionQuerySet`, `FrozenItemQuerySet`) refuse a bulk
+update or delete that would touch a frozen version, with `ImmutableVersionError`.
 """
 
 import contextlib
 import threading
 
+from django.db import models
+
 _state = threading.local()
 
 REFUSAL = "labelling: a published gold set version is immutable"
+
+
+class ImmutableVersionError(Exception):
+    """Raised when code tries to change a published (frozen) gold set version."""
+
+
+class FrozenVersionQuerySet(models.QuerySet):
+    """Refuse bulk updates and deletes that would touch a frozen version (the DB refuses too)."""
+
+    frozen_lookup = "is_frozen"
+
+    def _touches_frozen(self) -> bool:
+        return self.filter(**{self.frozen_lookup: True}).exists()
+
+    def update(self, **kwargs):
+        if self._touches_frozen():
+            raise ImmutableVersionError("A published gold set version cannot be changed.")
+        return super().update(**kwargs)
+
+    def delete(self):
+        if self._touches_frozen():
+            raise ImmutableVersionError("A published gold set version cannot be deleted.")
+        return super().delete()
+
+
+class FrozenItemQuerySet(FrozenVersionQuerySet):
+    frozen_lookup = "version__is_frozen"
 
 
 def flush_allowed() -> int:

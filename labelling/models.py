@@ -4,13 +4,22 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-
-class ImmutableVersionError(Exception):
-    """Raised when code tries to change a published (frozen) gold set version."""
+from labelling.error_classes import (
+    ERROR_CLASSES_MAX_LENGTH,
+    UNCLASSIFIED,
+    ErrorClassRuleMixin,
+    error_class_rule_constraint,
+)
+from labelling.immutability import FrozenItemQuerySet, FrozenVersionQuerySet, ImmutableVersionError
+from labelling.taxonomy_models import Taxonomy, TaxonomyVersion
 
 
 class ErrorClass(models.TextChoices):
-    """The one list of error classes that labels and judges share (DESIGN.md)."""
+    """Docket's own error classes: its default taxonomy (seeded by migration 0010) and what its checkers emit.
+
+    A gold set may use a taxonomy of its own (`labelling.taxonomy_models`); labels store class
+    names as text (`labelling.error_classes`), so this list is no field's choices.
+    """
 
     UNKNOWN_OBJECT = "unknown_object", "Unknown object"
     JOIN_FANOUT = "join_fanout", "Join fan-out"
@@ -24,10 +33,9 @@ class ErrorClass(models.TextChoices):
     OTHER = "other", "Other"
 
 
-# A wrong label whose source says only "wrong" (most public datasets): allowed on labels,
-# adjudications and version items, left out of every per-class figure (which says how many).
-UNCLASSIFIED = "unclassified"
+# Docket's classes and `unclassified` (a wrong label whose source says only "wrong").
 LABEL_ERROR_CLASSES = [*ErrorClass.choices, (UNCLASSIFIED, "Unclassified")]
+FINAL = ["correct", "wrong"]  # the decisions that settle an item
 
 
 class ResolutionPolicy(models.TextChoices):
@@ -65,6 +73,8 @@ class GoldSet(models.Model):
         default=False,
         help_text="Show a labeller the other labels of an item (with their labellers) once they have labelled it.",
     )
+    # The error classes its labels use; None: Docket's default taxonomy (labelling.taxonomy).
+    taxonomy = models.ForeignKey(Taxonomy, null=True, blank=True, on_delete=models.PROTECT, related_name="gold_sets")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -158,13 +168,14 @@ class LabelSource(models.TextChoices):
     ADJUDICATION = "adjudication"
 
 
-class Label(models.Model):
+class Label(ErrorClassRuleMixin, models.Model):
     """One labeller's judgement of one query. A change supersedes; history is kept."""
 
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="labels")
     labeller = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
     decision = models.CharField(max_length=8, choices=LabelDecision.choices)
-    error_class = models.CharField(max_length=32, choices=LABEL_ERROR_CLASSES, blank=True)
+    # One or more classes of the gold set's taxonomy, canonical "a;b" text (labelling.error_classes).
+    error_class = models.CharField(max_length=ERROR_CLASSES_MAX_LENGTH, blank=True)
     note = models.TextField(blank=True)
     source = models.CharField(max_length=16, choices=LabelSource.choices, default=LabelSource.MANUAL)
     is_current = models.BooleanField(default=True)
@@ -188,11 +199,8 @@ class Label(models.Model):
                 condition=Q(is_current=True, labeller__isnull=False),
                 name="labelling_label_one_current_per_labeller",
             ),
-            # A wrong label must say how it is wrong; other labels carry no class.
-            models.CheckConstraint(
-                condition=(Q(decision="wrong") & ~Q(error_class="")) | (~Q(decision="wrong") & Q(error_class="")),
-                name="labelling_label_error_class_iff_wrong",
-            ),
+            # A wrong label must say how it is wrong (one or more classes); other labels carry none.
+            error_class_rule_constraint("labelling_label_error_class_iff_wrong"),
         ]
 
     def __str__(self):
@@ -221,29 +229,6 @@ class LabelReveal(models.Model):
         return f"{self.query_id} shown to {self.user_id} on {self.shown_on}"
 
 
-class FrozenVersionQuerySet(models.QuerySet):
-    """Refuse bulk updates and deletes that would touch a frozen version (the DB refuses too)."""
-
-    frozen_lookup = "is_frozen"
-
-    def _touches_frozen(self) -> bool:
-        return self.filter(**{self.frozen_lookup: True}).exists()
-
-    def update(self, **kwargs):
-        if self._touches_frozen():
-            raise ImmutableVersionError("A published gold set version cannot be changed.")
-        return super().update(**kwargs)
-
-    def delete(self):
-        if self._touches_frozen():
-            raise ImmutableVersionError("A published gold set version cannot be deleted.")
-        return super().delete()
-
-
-class FrozenItemQuerySet(FrozenVersionQuerySet):
-    frozen_lookup = "version__is_frozen"
-
-
 class GoldSetVersion(models.Model):
     """An immutable, published snapshot of a gold set's (query, final label) pairs.
 
@@ -267,6 +252,10 @@ class GoldSetVersion(models.Model):
     resolution = models.CharField(max_length=16, choices=ResolutionPolicy.choices, null=True, blank=True)
     resolution_counts = models.JSONField(null=True, blank=True)
     left_out = models.JSONField(null=True, blank=True)
+    # The taxonomy snapshot its items' classes belong to (None: published before taxonomies were data).
+    taxonomy_version = models.ForeignKey(
+        TaxonomyVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="gold_set_versions"
+    )
 
     objects = FrozenVersionQuerySet.as_manager()
 
@@ -301,13 +290,14 @@ class GoldSetVersion(models.Model):
         return f"{sum(reasons.values())} left out: {detail}"
 
 
-class GoldSetVersionItem(models.Model):
+class GoldSetVersionItem(ErrorClassRuleMixin, models.Model):
     """One frozen (query, final label, error class) row of a published version."""
 
     version = models.ForeignKey(GoldSetVersion, on_delete=models.CASCADE, related_name="items")
     query = models.ForeignKey(Query, on_delete=models.PROTECT, related_name="version_items")
     decision = models.CharField(max_length=8, choices=LabelDecision.choices)
-    error_class = models.CharField(max_length=32, choices=LABEL_ERROR_CLASSES, blank=True)
+    # One or more classes of the gold set's taxonomy, canonical "a;b" text (labelling.error_classes).
+    error_class = models.CharField(max_length=ERROR_CLASSES_MAX_LENGTH, blank=True)
 
     objects = FrozenItemQuerySet.as_manager()
 
@@ -315,6 +305,8 @@ class GoldSetVersionItem(models.Model):
         ordering = ["version", "query"]
         constraints = [
             models.UniqueConstraint(fields=["version", "query"], name="labelling_versionitem_unique_query"),
+            # The label rule holds for the frozen final labels too.
+            error_class_rule_constraint("labelling_versionitem_error_class_iff_wrong"),
         ]
 
     def __str__(self):
@@ -358,7 +350,7 @@ class GoldSetAudit(models.Model):
         return f"audit of {self.version_id} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
-class Adjudication(models.Model):
+class Adjudication(ErrorClassRuleMixin, models.Model):
     """An adjudicator's resolution of a query whose labellers disagree: who, what and why.
 
     The latest adjudication of a query is its final label, whatever the labels say.
@@ -367,7 +359,8 @@ class Adjudication(models.Model):
     query = models.ForeignKey(Query, on_delete=models.CASCADE, related_name="adjudications")
     adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
     decision = models.CharField(max_length=8, choices=LabelDecision.choices)
-    error_class = models.CharField(max_length=32, choices=LABEL_ERROR_CLASSES, blank=True)
+    # One or more classes of the gold set's taxonomy, canonical "a;b" text (labelling.error_classes).
+    error_class = models.CharField(max_length=ERROR_CLASSES_MAX_LENGTH, blank=True)
     reason = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -375,10 +368,9 @@ class Adjudication(models.Model):
         ordering = ["-created_at", "-id"]
         constraints = [
             # An adjudication settles the item: it must be correct or wrong, never unsure.
-            models.CheckConstraint(
-                condition=(Q(decision="wrong") & ~Q(error_class="")) | (Q(decision="correct") & Q(error_class="")),
-                name="labelling_adjudication_is_final",
-            ),
+            models.CheckConstraint(condition=Q(decision__in=FINAL), name="labelling_adjudication_is_final"),
+            # The label rule: wrong with one or more classes, correct with none.
+            error_class_rule_constraint("labelling_adjudication_error_class_iff_wrong"),
             # Who resolved it must say why.
             models.CheckConstraint(condition=~Q(reason=""), name="labelling_adjudication_has_reason"),
         ]

@@ -9,14 +9,13 @@ from django.views.decorators.http import require_POST
 from config.roles import ADMIN, LABELLER, ML_ENGINEER, role_required
 from labelling import queue_selectors, services
 from labelling.blind import other_labels_for_labeller
+from labelling.class_keys import class_keys_for
 from labelling.forms import InvariantsForm, LabelForm
-from labelling.models import ErrorClass, GoldSet, Query, QuerySource
+from labelling.models import GoldSet, Query, QuerySource
 from labelling.preview import preview_query_for, query_preview
 from labelling.queue_orders import queue_order_choices, queue_order_from_request
 
 AUDIT_SCOPE = "audit"  # the queue of audit samples alone, outside any gold set
-# Keys 1..9, 0 pick an error class after `w`.
-ERROR_CLASS_KEYS = list(zip([*"123456789", "0"], ErrorClass.choices, strict=True))
 
 
 def _scope(scope: str) -> GoldSet | None:
@@ -36,7 +35,8 @@ def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | N
         "scope": scope,
         "gold_set": gold_set,
         "query": query,
-        "error_class_keys": ERROR_CLASS_KEYS,
+        # The item's own taxonomy: an audit sample in a gold set's queue is a live item.
+        "error_class_keys": class_keys_for(query.gold_set if query is not None else gold_set),
         "progress": queue_selectors.queue_progress_get(user=request.user, gold_set=gold_set) if gold_set else None,
         "queue_order": queue_order_from_request(request),
         "queue_orders": queue_order_choices(),
@@ -87,7 +87,7 @@ def queue_label(request, scope, pk):
         # An error-class button submitted by the browser itself (htmx had not yet taken
         # over the freshly swapped item, or scripts are off) names only the class.
         data["decision"] = "wrong"
-    form = LabelForm(data)
+    form = LabelForm(data, gold_set=query.gold_set)
     if not form.is_valid():
         return _render_item(request, scope, gold_set, query, status=422)
     services.label_create(query=query, labeller=request.user, **form.cleaned_data)

@@ -1,12 +1,15 @@
 """Reads of the labelling app: final labels, agreement data, version diffs, browsing a version."""
 
+import contextlib
 import itertools
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Q
+from django.db.models.fields.json import KeyTransform
 
+from labelling.error_classes import error_class_holds_q
 from labelling.models import (
     UNCLASSIFIED,
     Adjudication,
@@ -209,6 +212,8 @@ class BrowseFilters:
     labeller: str = ""
     disagreement: str = ""  # "yes" | "no" | ""
     source: str = ""  # a label source: import, manual, triage, audit
+    meta_key: str = ""  # an item metadata key, and the value it must have
+    meta_value: str = ""
 
     @classmethod
     def from_query(cls, params) -> "BrowseFilters":
@@ -226,7 +231,11 @@ def version_item_list(*, version: GoldSetVersion, filters: BrowseFilters):
     if filters.label:
         items = items.filter(decision=filters.label)
     if filters.error_class:
-        items = items.filter(error_class=filters.error_class)
+        items = items.filter(error_class_holds_q(filters.error_class))
+    if filters.meta_key:
+        items = items.annotate(meta=KeyTransform(filters.meta_key, "query__metadata")).filter(
+            metadata_value_q(filters.meta_value)
+        )
     if filters.labeller:
         items = items.filter(
             query__labels__labeller__username=filters.labeller, query__labels__is_current=True
@@ -242,6 +251,26 @@ def version_item_list(*, version: GoldSetVersion, filters: BrowseFilters):
         disagreeing = Q(decisions__gt=1) | Q(classes__gt=1)
         items = items.filter(disagreeing) if filters.disagreement == "yes" else items.exclude(disagreeing)
     return items.order_by("query_id")
+
+
+def metadata_value_q(value: str) -> Q:
+    """Match the annotated metadata value `meta` against a typed value: as text, or as the number it spells."""
+    matches = Q(meta=value)
+    with contextlib.suppress(ValueError):
+        matches |= Q(meta=int(value))
+    if value in ("true", "false"):
+        matches |= Q(meta=value == "true")
+    return matches
+
+
+def version_metadata_keys(*, version: GoldSetVersion, sample: int = 2000) -> list[str]:
+    """Return the metadata keys of a version's items (read from its first `sample` items)."""
+    keys: set[str] = set()
+    rows = GoldSetVersionItem.objects.filter(version=version).order_by("query_id")[:sample]
+    for metadata in rows.values_list("query__metadata", flat=True):
+        if isinstance(metadata, dict):
+            keys.update(key for key in metadata if key != "mutation")
+    return sorted(keys)
 
 
 def item_details_get(*, query_ids: list[int]) -> dict[int, dict]:

@@ -12,10 +12,9 @@ from django.db.models import F, Max
 
 from labelling.blind import label_given_blind
 from labelling.bulk import insert_rows
+from labelling.error_classes import UNCLASSIFIED, error_class_rule_check, error_classes_join, error_classes_parse
 from labelling.models import (
-    UNCLASSIFIED,
     Adjudication,
-    ErrorClass,
     GoldSet,
     GoldSetVersion,
     GoldSetVersionItem,
@@ -28,6 +27,7 @@ from labelling.models import (
     ResolutionPolicy,
 )
 from labelling.selectors import final_label_list
+from labelling.taxonomy import goldset_taxonomy, taxonomy_current_version, taxonomy_index
 from probes.fingerprint import sql_fingerprint
 
 ITEM_BATCH_SIZE = 2000
@@ -39,18 +39,34 @@ def overlap_key_draw(*, external_id: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def decision_validate(*, decision: str, error_class: str, allow_unsure: bool = True) -> None:
-    """Raise ValidationError unless the decision and error class make a valid label."""
+def decision_validate(*, decision: str, error_class, gold_set: GoldSet | None = None, allow_unsure: bool = True) -> str:
+    """Return the canonical classes text of a valid label; raise ValidationError naming what is wrong.
+
+    `error_class` is one class, "a;b" or a list. The rule (a wrong label needs a class, others
+    carry none) is the models' (`labelling.error_classes`); each class must be an active class
+    of the gold set's taxonomy, or another name of one, or `unclassified`.
+    """
     allowed = set(LabelDecision.values) if allow_unsure else {LabelDecision.CORRECT, LabelDecision.WRONG}
     if decision not in allowed:
         raise ValidationError({"decision": f"'{decision}' is not one of {', '.join(sorted(allowed))}."})
-    if decision == LabelDecision.WRONG:
-        if not error_class:
-            raise ValidationError({"error_class": "A wrong label needs an error class."})
-        if error_class not in ErrorClass.values and error_class != UNCLASSIFIED:
-            raise ValidationError({"error_class": f"'{error_class}' is not a known error class."})
-    elif error_class:
-        raise ValidationError({"error_class": f"Only a wrong label carries an error class, not a {decision} one."})
+    try:
+        classes = error_classes_parse(error_class)
+    except ValueError as exc:
+        raise ValidationError({"error_class": str(exc)}) from None
+    error_class_rule_check(decision, classes)
+    if not classes:
+        return ""
+    index = taxonomy_index(goldset_taxonomy(gold_set))
+    resolved = []
+    for name in classes:
+        found = UNCLASSIFIED if name == UNCLASSIFIED else index.resolve(name)
+        if found is None or (found != UNCLASSIFIED and found not in index.active):
+            allowed_names = ", ".join(index.active)
+            raise ValidationError(
+                {"error_class": f"'{name}' is not a class of taxonomy '{index.name}' (allowed: {allowed_names})."}
+            )
+        resolved.append(found)
+    return error_classes_join(resolved)
 
 
 def goldset_get_or_create(*, name: str, overlap_share: float | None = None) -> GoldSet:
@@ -109,17 +125,18 @@ def label_create(
     query: Query,
     labeller,
     decision: str,
-    error_class: str = "",
+    error_class="",
     note: str = "",
     source: str = LabelSource.MANUAL,
 ) -> Label:
     """Record a label; it supersedes the labeller's current one, which stays as history.
 
+    `error_class` is one class, "a;b" or a list, of the gold set's taxonomy.
+
     The label is blind unless Docket showed the labeller someone else's label of the query
     before (`labelling.blind`); agreement counts blind labels only.
     """
-    error_class = error_class or ""
-    decision_validate(decision=decision, error_class=error_class)
+    error_class = decision_validate(decision=decision, error_class=error_class, gold_set=query.gold_set)
     previous = None
     if labeller is not None:
         previous = Label.objects.select_for_update().filter(query=query, labeller=labeller, is_current=True).first()
@@ -168,12 +185,11 @@ def label_undo(*, label: Label) -> Label | None:
 
 
 @transaction.atomic
-def adjudication_create(
-    *, query: Query, adjudicator, decision: str, error_class: str = "", reason: str
-) -> Adjudication:
-    """Resolve a query's final label, recording who decided and why."""
-    error_class = error_class or ""
-    decision_validate(decision=decision, error_class=error_class, allow_unsure=False)
+def adjudication_create(*, query: Query, adjudicator, decision: str, error_class="", reason: str) -> Adjudication:
+    """Resolve a query's final label, recording who decided and why (`error_class`: one, "a;b" or a list)."""
+    error_class = decision_validate(
+        decision=decision, error_class=error_class, gold_set=query.gold_set, allow_unsure=False
+    )
     if not reason.strip():
         raise ValidationError({"reason": "Say why: an adjudication without a reason cannot be reviewed."})
     return Adjudication.objects.create(
@@ -198,7 +214,13 @@ def goldset_publish(
         raise ValidationError({"resolve": f"'{resolve}' is not one of {', '.join(ResolutionPolicy.values)}."})
     GoldSet.objects.select_for_update().filter(pk=gold_set.pk).first()
     last = GoldSetVersion.objects.filter(gold_set=gold_set).aggregate(n=Max("number"))["n"] or 0
-    version = GoldSetVersion.objects.create(gold_set=gold_set, number=last + 1, published_by=user, note=note)
+    version = GoldSetVersion.objects.create(
+        gold_set=gold_set,
+        number=last + 1,
+        published_by=user,
+        note=note,
+        taxonomy_version=taxonomy_current_version(goldset_taxonomy(gold_set)),
+    )
     counts = {"adjudication": 0, "agreement": 0, "single": 0, "majority": 0, "left_out": 0}
     left_out: list[tuple[int, str]] = []
     batch: list[tuple] = []

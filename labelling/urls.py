@@ -1,6 +1,6 @@
 from django.urls import path
 
-from labelling import audit_views, export_views, invariant_views, queue_views, views
+from labelling import audit_views, export_views, invariant_views, queue_views, taxonomy_views, views
 
 app_name = "labelling"
 
@@ -34,4 +34,18 @@ urlpatterns = [
     path("goldsets/<slug:name>/mutations/", audit_views.mutations_seed, name="mutations_seed"),
     path("goldsets/<slug:name>/diff/", views.version_diff, name="version_diff"),
     path("versions/<int:pk>/export.<str:fmt>", export_views.version_export, name="version_export"),
+    path("taxonomies/", taxonomy_views.taxonomy_list, name="taxonomies"),
+    path("taxonomies/<slug:name>/", taxonomy_views.taxonomy_detail, name="taxonomy"),
+    path("taxonomies/<slug:name>/classes/", taxonomy_views.taxonomy_class_add, name="taxonomy_class_add"),
+    path(
+        "taxonomies/<slug:name>/classes/<int:pk>/rename/",
+        taxonomy_views.taxonomy_class_rename,
+        name="taxonomy_class_rename",
+    ),
+    path(
+        "taxonomies/<slug:name>/classes/<int:pk>/retire/",
+        taxonomy_views.taxonomy_class_retire,
+        name="taxonomy_class_retire",
+    ),
+    path("taxonomies/<slug:name>/aliases/", taxonomy_views.taxonomy_alias_add, name="taxonomy_alias_add"),
 ]

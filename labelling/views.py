@@ -122,7 +122,7 @@ def agreement(request, name):
         "report": report,
         "disagreements": disagreements,
         "can_adjudicate": has_role(request.user, ML_ENGINEER, ADMIN),
-        "form": AdjudicationForm(),
+        "form": AdjudicationForm(gold_set=gold_set),
         "versions": gold_set.versions.filter(is_frozen=True).order_by("-number"),
     }
     return render(request, "labelling/agreement.html", context)
@@ -154,7 +154,10 @@ def version_browse(request, name, number):
     form = BrowseForm(request.GET or None)
     filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
     if not sees_all:
-        filters = selectors.BrowseFilters(search=filters.search)
+        # Metadata is not a label: a blind labeller may filter on it too.
+        filters = selectors.BrowseFilters(
+            search=filters.search, meta_key=filters.meta_key, meta_value=filters.meta_value
+        )
     page = Paginator(selectors.version_item_list(version=version, filters=filters), BROWSE_PAGE_SIZE).get_page(
         request.GET.get("page")
     )
@@ -181,6 +184,7 @@ def version_browse(request, name, number):
         "sees_all": sees_all,
         "agreement": agreement_report(gold_set=version.gold_set, version=version) if sees_all else None,
         "filter_query": urlencode(filters.as_query()),
+        "metadata_keys": selectors.version_metadata_keys(version=version),
     }
     return render(request, "labelling/version_browse.html", context)
 
@@ -190,7 +194,7 @@ def version_browse(request, name, number):
 def adjudicate(request, pk):
     """Record an adjudicator's final label for a disagreeing item, with the reason."""
     query = get_object_or_404(Query.objects.select_related("gold_set"), pk=pk)
-    form = AdjudicationForm(request.POST)
+    form = AdjudicationForm(request.POST, gold_set=query.gold_set)
     back = reverse("labelling:agreement", args=[query.gold_set.name]) if query.gold_set else reverse("labelling:index")
     if not form.is_valid():
         messages.error(request, f"Not adjudicated: {form.errors.as_text()}")
@@ -228,8 +232,9 @@ def goldset_import(request):
                 fmt=data["format"] or None,
                 user=request.user,
                 resolve=data["resolve"] or "manual",
-                positive_means=data["positive_means"] or "correct",
-                create_labellers=data["create_labellers"],
+                taxonomy_file=data["taxonomy"],
+                taxonomy_name=data["taxonomy_name"] or None,
+                options=form.parse_options(),
             )
         except (GoldImportError, ValidationError, UnicodeDecodeError) as exc:
             context["import_error"] = str(exc)
@@ -237,7 +242,8 @@ def goldset_import(request):
             context["version"] = version
             context["summary"] = version.import_summary
             if not request.htmx:
-                messages.success(request, f"Imported and published {version}: {version.import_summary.describe()}")
+                said = "Imported and published" if version.published_now else "Nothing changed; still current:"
+                messages.success(request, f"{said} {version}: {version.import_summary.describe()}")
                 return redirect("labelling:version_browse", version.gold_set.name, version.number)
     template = "labelling/import.html#result" if request.htmx else "labelling/import.html"
     # htmx swaps only 2xx answers, so an import error travels as a 200 with the message.

@@ -152,11 +152,17 @@ def sqlite_path(dsn: str) -> str:
 
 
 def open_sqlite_readonly(dsn: str, timeout_s: float = 5.0) -> sqlite3.Connection:
-    """Open the file read-only (`mode=ro`) with `PRAGMA query_only`; a missing file fails."""
+    """Open the file read-only (`mode=ro`) with `PRAGMA query_only`; a missing file fails.
+
+    A DSN ending `?immutable=1` (a benchmark's database, `register_warehouses --sqlite-dir`)
+    is opened `mode=ro&immutable=1`: SQLite then takes no locks and never looks for a journal,
+    so the file may sit on a read-only disk and nobody can change it under a calibration run.
+    """
     path = sqlite_path(dsn)
     if not Path(path).exists():
         raise WarehouseUnavailable("the sqlite warehouse file does not exist")
-    conn = sqlite3.connect(f"file:{quote(path)}?mode=ro", uri=True, timeout=timeout_s, check_same_thread=False)
+    mode = "mode=ro&immutable=1" if "immutable=1" in urlparse(dsn).query.split("&") else "mode=ro"
+    conn = sqlite3.connect(f"file:{quote(path)}?{mode}", uri=True, timeout=timeout_s, check_same_thread=False)
     conn.execute("PRAGMA query_only = ON")
     return conn
 

@@ -2,20 +2,30 @@ import json
 
 from django import forms
 
-from labelling.models import ErrorClass
+from labelling.error_classes import error_class_rule_problems
+from labelling.taxonomy import class_choices
 from triage.models import TOKEN_SCOPES, ApiToken, Resolution, TriagePolicy
 from triage.policy import POLICY_FIELDS, replay_judges_refusal
+from triage.queue import RESOLUTION_TO_LABEL
 
 
 class DecisionForm(forms.Form):
     resolution = forms.ChoiceField(choices=Resolution.choices)
-    error_class = forms.ChoiceField(choices=[("", "—")] + list(ErrorClass.choices), required=False)
     note = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Live items use Docket's default taxonomy (they belong to no gold set).
+        self.fields["error_class"] = forms.ChoiceField(choices=[("", "—"), *class_choices(None)], required=False)
 
     def clean(self):
         data = super().clean()
-        if data.get("resolution") == Resolution.CONFIRMED_WRONG and not data.get("error_class"):
-            self.add_error("error_class", "Confirmed wrong needs an error class.")
+        decision = RESOLUTION_TO_LABEL.get(data.get("resolution"))
+        if decision != "wrong":
+            data["error_class"] = ""
+        # The label rule (labelling.error_classes): confirmed wrong is a wrong label, so it needs a class.
+        for name, problem in error_class_rule_problems(decision, data.get("error_class") or "").items():
+            self.add_error(name, problem)
         return data
 
 

@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from config.roles import ADMIN, has_role
-from labelling.models import ErrorClass, LabelSource
+from labelling.models import LabelSource
 from labelling.services import label_create, label_undo
 from triage.models import Resolution, ResolutionEvent, TriageItem, TriagePolicy, TriageStatus
 from triage.policy import policy_current
@@ -83,12 +83,10 @@ def triage_item_resolve(*, item_id: int, analyst, resolution: str, error_class: 
         raise PermissionDenied("Claim the item before deciding it (your claim may have expired).")
     if resolution not in Resolution.values:
         raise ValidationError({"resolution": f"Unknown resolution {resolution!r}."})
-    if resolution == Resolution.CONFIRMED_WRONG:
-        if error_class not in ErrorClass.values:
-            raise ValidationError({"error_class": "Confirmed wrong needs an error class."})
-    else:
+    if resolution != Resolution.CONFIRMED_WRONG:
         error_class = ""
-    # One implementation of label history: the labelling service supersedes and counts.
+    # One implementation of label history and of the label rule (a wrong label needs a
+    # class of the taxonomy): the labelling service checks, supersedes and counts.
     label = label_create(
         query=item.query,
         labeller=analyst,

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 
 from config.roles import ADMIN, ANALYST, ML_ENGINEER, check_role, has_role, role_required
 from judges.models import JudgeVersion
-from labelling.models import ErrorClass
+from labelling.taxonomy import class_choices
 from probes.models import Warehouse
 from triage import selectors
 from triage.attempts import live_replay_summary
@@ -47,7 +47,7 @@ def index(request):
         "filters": filters,
         "warehouses": Warehouse.objects.values_list("name", flat=True),
         "judges": JudgeVersion.objects.select_related("judge").filter(triage_policies__isnull=False).distinct(),
-        "error_classes": ErrorClass.choices,
+        "error_classes": class_choices(None),
         "policy": policy_current(),
         "undo": undo_offer(request),
     }
@@ -74,7 +74,7 @@ def item(request, pk):
         "item": triage_item,
         "form": DecisionForm(),
         "holds_claim": triage_item.status == TriageStatus.CLAIMED and triage_item.assignee_id == request.user.pk,
-        "error_classes": ErrorClass.choices,
+        "error_classes": class_choices(None),
         "undo": undo_offer(request),
         **selectors.item_evidence(item=triage_item),
     }

@@ -39,7 +39,8 @@ def gold_label_oracle():
             if item is None
             else Truth(
                 wrong=item["decision"] == "wrong",
-                error_class=item["error_class"] if item["error_class"] in ERROR_CLASSES else "",
+                # The first of the item's classes the simulated judges know (several are "a;b").
+                error_class=next((c for c in (item["error_class"] or "").split(";") if c in ERROR_CLASSES), ""),
             )
         )
         with lock:

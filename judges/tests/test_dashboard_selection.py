@@ -65,10 +65,19 @@ def test_runs_and_dates_select_what_counts(two_runs):
     assert since["run_selection"]["since"] == "2026-02-01"
 
 
+def test_runs_are_named_by_label_wherever_by_id_and_the_report_gives_their_labels(two_runs):
+    _, first, second, _, _ = two_runs
+    report = report_json("--runs", f"first,{second.pk}")
+    assert report["runs"] == [first.pk, second.pk]
+    assert report["run_labels"] == {str(first.pk): "first", str(second.pk): "extra"}
+    assert report["run_selection"]["run_labels"] == ["first"]
+
+
 def test_bad_selections_are_refused_with_the_reason(two_runs):
     with pytest.raises(CommandError, match="not a calibration run"):
         report_json("--runs", "9999")
-    with pytest.raises(CommandError, match="run ids separated by commas"):
+    # A word is a run label: one no run on the version carries is named.
+    with pytest.raises(CommandError, match="run 'three' is not a calibration run"):
         report_json("--runs", "three")
     with pytest.raises(CommandError, match="since must be a date"):
         report_json("--since", "last week")

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from judges import metrics
 from judges.calibration_data import CalibrationData, JudgeColumn
+from judges.class_guesses import GuessTable
 from judges.draws import draws_from_decisions
 from judges.ensembles import ensemble_metrics, miss_patterns, pair_overlap
 from judges.ladder import ladder_table
@@ -22,6 +23,7 @@ from judges.report import report_from_data
 from judges.run_selection import RunSelection
 from judges.tests import twins
 from labelling.models import GoldSet, GoldSetVersion
+from labelling.taxonomy import TaxonomyIndex
 from triage import estimates
 
 CODES = {"accept": metrics.ACCEPT, "reject": metrics.REJECT, "error": metrics.ERROR, None: metrics.MISSING}
@@ -71,6 +73,10 @@ def calibration_data(table, is_wrong, costs=None) -> CalibrationData:
         cost_sum=np.array([c * v for c, v in zip(costs, verdicts, strict=True)], dtype=float),
         latencies=[np.full(int(v), 100.0) for v in verdicts],
         rows=(item, judge, code, (1 << 16) + repeat, np.full(len(item), 100.0)),
+        # What the report would read from the database: the default taxonomy, no class guesses.
+        taxonomy=TaxonomyIndex("docket", 1, [{"id": 1, "class": "join_fanout", "category": "", "retired": False}]),
+        guesses=GuessTable(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), [], np.zeros(0, dtype=np.int64)),
+        run_labels={1: ""},
     )
 
 

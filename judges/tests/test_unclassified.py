@@ -33,8 +33,10 @@ def test_a_judges_reject_without_a_class_is_unclassified_and_other_stays_a_class
 
 @pytest.mark.django_db
 def test_wrong_items_with_a_blank_or_unclassified_label_are_both_unclassified():
+    # A wrong item with a blank class can no longer be stored (the label rule is each table's
+    # constraint, labelling_versionitem_error_class_iff_wrong): the loader's word for it is the same.
     version = make_gold_set(
-        "classes", [("wrong", "join_fanout"), ("wrong", ""), ("wrong", UNCLASSIFIED), ("correct", "")]
+        "classes", [("wrong", "join_fanout"), ("wrong", UNCLASSIFIED), ("wrong", UNCLASSIFIED), ("correct", "")]
     )
     add_verdicts(make_run(version), make_judge_version("judge"), ["reject", "reject", "accept", "accept"])
     data = load_calibration(gold_set_version=version)

@@ -2,6 +2,7 @@ from collections import Counter
 
 from django import template
 
+from labelling.error_classes import error_classes_split
 from labelling.forms import AdjudicationForm
 from labelling.highlight import highlight_sql
 from labelling.models import LabelDecision
@@ -22,6 +23,12 @@ def kappa(value):
     if value is None or value != value:  # NaN
         return "n/a"
     return f"{value:.3f}"
+
+
+@register.filter
+def classes(error_class):
+    """Show a label's classes ("a;b") as "a, b"."""
+    return ", ".join(error_classes_split(error_class))
 
 
 @register.filter
@@ -46,12 +53,12 @@ def imported(raters):
 
 
 @register.simple_tag
-def adjudication_form(ratings):
+def adjudication_form(ratings, gold_set=None):
     """An adjudication form that starts from what most labels say, not from "correct".
 
     `ratings` is a disagreement row's [(rater, category)], a category being `correct`,
-    `unsure` or `wrong:<class>`. The most common decision is preselected, and the most
-    common error class when that decision is wrong.
+    `unsure` or `wrong:<classes>`. The most common decision is preselected, and the most
+    common classes when that decision is wrong; the classes offered are the gold set's.
     """
     categories = [category for _rater, category in ratings]
     decisions = Counter(category.split(":", 1)[0] for category in categories)
@@ -59,5 +66,5 @@ def adjudication_form(ratings):
     initial = {"decision": LabelDecision.WRONG if wrong >= correct else LabelDecision.CORRECT}
     classes = Counter(category.split(":", 1)[1] for category in categories if category.startswith("wrong:"))
     if initial["decision"] == LabelDecision.WRONG and classes:
-        initial["error_class"] = classes.most_common(1)[0][0]
-    return AdjudicationForm(initial=initial, auto_id=False)  # one form per row: no duplicate ids
+        initial["error_class"] = error_classes_split(classes.most_common(1)[0][0])
+    return AdjudicationForm(initial=initial, auto_id=False, gold_set=gold_set)  # one form per row: no duplicate ids

@@ -229,6 +229,7 @@ def test_export_download_is_the_version_as_jsonl(client, role_users, world):
             "warehouse": None,
             "labeller": None,
             "reference_sql": None,
+            "metadata": None,
         }
     ]
     assert "attachment" in response["Content-Disposition"]

@@ -2,12 +2,14 @@
 // page works the same with a mouse, and htmx swaps in the next item without a reload.
 (() => {
   let wrongMode = false;
+  let typed = "";  // the digits of a class key typed so far (keys of one taxonomy share a length)
 
   const item = () => document.querySelector("#queue-item .label-item");
   const classList = () => document.querySelector("#queue-item .error-classes");
 
   function setWrongMode(on) {
     wrongMode = on;
+    typed = "";
     const list = classList();
     if (list) list.hidden = !on;
   }
@@ -20,6 +22,8 @@
 
   function typing(event) {
     const tag = event.target.tagName;
+    // A ticked class box keeps the keys: Enter saves the ticked classes.
+    if (tag === "INPUT" && event.target.type === "checkbox") return false;
     return tag === "TEXTAREA" || tag === "INPUT" || tag === "SELECT" || event.target.isContentEditable;
   }
 
@@ -31,8 +35,22 @@
     }
     const key = event.key.toLowerCase();
     if (wrongMode) {
-      if (/^[0-9]$/.test(key)) press(`[data-class-key="${key}"]`);
-      if (/^[0-9]$/.test(key) || key === "escape") { setWrongMode(false); event.preventDefault(); }
+      if (/^[0-9]$/.test(key)) {
+        typed += key;
+        const length = Number(classList()?.dataset.keyLength || 1);
+        if (typed.length >= length) {
+          press(`[data-class-key="${typed}"]`);
+          setWrongMode(false);
+        }
+        event.preventDefault();
+      } else if (key === "enter") {
+        press(".several-classes");
+        setWrongMode(false);
+        event.preventDefault();
+      } else if (key === "escape") {
+        setWrongMode(false);
+        event.preventDefault();
+      }
       return;
     }
     const actions = {

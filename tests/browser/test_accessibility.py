@@ -84,6 +84,8 @@ def pages_for(role: str, site: dict) -> list[str]:
             "/",
             "/labelling/",
             "/labelling/progress/",
+            "/labelling/taxonomies/",
+            "/labelling/taxonomies/docket/",
             "/admin/",
             "/admin/triage/livequery/",
             "/admin/labelling/goldsetversion/",

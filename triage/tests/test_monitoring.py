@@ -35,7 +35,9 @@ def calibrate(version, *, wrong=100, correct=300, catch=0.6, false_reject=0.1, m
     )
     GoldSetVersionItem.objects.bulk_create(
         [
-            GoldSetVersionItem(version=gold_version, query=q, decision="wrong" if w else "correct")
+            GoldSetVersionItem(
+                version=gold_version, query=q, decision="wrong" if w else "correct", error_class="other" if w else ""
+            )
             for q, w in zip(queries, truth, strict=True)
         ]
     )

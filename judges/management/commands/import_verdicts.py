@@ -17,7 +17,12 @@ Formats (`--format`, default from the file):
 A decision read from text (a model's output, a mapped field) is `reject` when it equals
 `--reject-when` (if given); otherwise JSON with a `decision` key, or the words
 accept/reject (and correct/wrong, yes/no, pass/fail, true/false) decide; anything else is
-an `error` verdict (a fault of the checker, never a rejection).
+an `error` verdict (a fault of the checker, never a rejection). A two-valued column —
+1/0, true/false, yes/no, pass/fail — follows `--positive-means accept|reject`; a numeric (or
+JSON boolean) column without it is refused, nothing imported. A judge whose every decision
+is unreadable is refused too, naming the column and three of its values. `--map
+error_class_guess=COL` stores the class a judge named when it rejected (class accuracy).
+Fields Docket does not read are named in the summary; `--strict` refuses them.
 
 Judges are named by free text (`openai/gpt-4o`), stored as the judge's display name with
 a slug made from it. Missing cost or latency is stored as null (not measured), never as 0.
@@ -29,7 +34,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judges.verdict_formats import FORMATS, MAPPABLE, BadLine, ImportPlan
+from judges.verdict_formats import FORMATS, MAPPABLE, POSITIVE_MEANS, BadLine, ImportPlan
 from judges.verdict_import import GoldSetVersionMissing, verdicts_import
 
 LISTED_UNKNOWN = 50  # unknown item ids listed in the summary (all are counted)
@@ -67,9 +72,16 @@ class Command(BaseCommand):
             "--map", action="append", default=[], metavar="FIELD=SOURCE", help="read Docket's FIELD from SOURCE"
         )
         parser.add_argument("--reject-when", help="a decision equal to this value is a reject, any other an accept")
+        parser.add_argument(
+            "--positive-means",
+            choices=POSITIVE_MEANS,
+            help="what a decision of 1/true/yes/pass means (required for a numeric decision column)",
+        )
         parser.add_argument("--run", help="run label (default: 'import', or the promptfoo/inspect eval id)")
         parser.add_argument("--promptfoo-judges", choices=["provider", "grader"], default="provider")
-        parser.add_argument("--strict", action="store_true", help="verdicts for items not in the version are fatal")
+        parser.add_argument(
+            "--strict", action="store_true", help="verdicts for items not in the version, and unknown fields, are fatal"
+        )
 
     def handle(self, *args, path, gold_set, version, format, judge, map, reject_when, run, strict, **options):
         if not path.is_file():
@@ -81,6 +93,7 @@ class Command(BaseCommand):
             reject_when=reject_when,
             run=run,
             promptfoo_judges=options["promptfoo_judges"],
+            positive_means=options.get("positive_means"),
         )
         try:
             summary = verdicts_import(path=path, gold_set_name=gold_set, plan=plan, version=version, strict=strict)
@@ -99,10 +112,16 @@ class Command(BaseCommand):
         )
         if not summary["verdicts"]:
             raise CommandError(f"{path}: no verdict names an item of {gold_set} v{summary['version']}{skipped_text}")
-        judges = ", ".join(f"{name} ({entry['verdicts']})" for name, entry in summary["judges"].items())
+        judges = ", ".join(
+            f"{name} ({entry['verdicts']}: {entry['accept']} accept, {entry['reject']} reject, {entry['error']} error,"
+            f" {entry['skipped']} skipped)"
+            for name, entry in summary["judges"].items()
+        )
+        unknown = ", ".join(summary["unknown_fields"]) or "none"
         self.stdout.write(
             f"imported {summary['verdicts']} verdicts ({summary['format']}) from {len(summary['judges'])} judges"
             f" [{judges}] into runs {', '.join(summary['runs'])} on {gold_set} v{summary['version']}"
             f"; cost not measured on {summary['unmeasured_cost']}, latency on {summary['unmeasured_latency']}"
+            f"; class guesses on {summary['class_guesses']}; fields not read: {unknown}"
             f"{skipped_text}"
         )

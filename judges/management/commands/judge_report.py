@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from config.exports import csv_text
 from judges.report import build_report
 from judges.run_selection import SOURCE_BOTH, SOURCES, run_selection_parse
+from judges.slices import MIN_SLICE
 from labelling.models import GoldSetVersion
 
 # Scalar judge columns for CSV and the table, in contract order.
@@ -26,6 +27,12 @@ JUDGE_COLUMNS = [
     "flag_rate",
     "flip_rate",
     "kappa_vs_gold",
+    "precision",
+    "precision_ci95",
+    "npv",
+    "npv_ci95",
+    "class_accuracy",
+    "class_accuracy_ci95",
     "cost_per_verdict_usd",
     "attempts_per_accepted",
     "cost_per_accepted_usd",
@@ -46,6 +53,9 @@ TABLE_COLUMNS = [
     ("flag", lambda j: percent(j["flag_rate"])),
     ("flip", lambda j: percent(j["flip_rate"])),
     ("kappa", lambda j: "-" if j["kappa_vs_gold"] is None else f"{j['kappa_vs_gold']:.3f}"),
+    ("precision", lambda j: percent(j["precision"])),
+    ("npv", lambda j: percent(j["npv"])),
+    ("class acc.", lambda j: percent(j["class_accuracy"])),
     ("$/verdict", lambda j: money(j["cost_per_verdict_usd"])),
     ("$/accepted", lambda j: money(j["cost_per_accepted_usd"])),
     ("break-even $", lambda j: money(j["break_even_error_cost_usd"])),
@@ -73,29 +83,40 @@ def number(value) -> str:
 
 
 def report_csv_table(report: dict) -> tuple[list[str], list[list]]:
-    """Return (header, rows): one row per judge version; intervals split into _lo/_hi, classes into columns."""
-    classes = sorted({slug for judge in report["judges"] for slug in judge["catch_rate_by_error_class"]})
-    header = []
+    """Return (header, rows): one row per judge version; intervals split into _lo/_hi, classes into columns.
+
+    With slices, a first column says which slice a row is (`(all)` for the whole report).
+    """
+    groups = [("(all)", report["judges"])]
+    if report.get("slices"):
+        groups += [(value, entry["judges"]) for value, entry in report["slices"]["values"].items()]
+    every = [judge for _, judges in groups for judge in judges]
+    classes = sorted({slug for judge in every for slug in judge["catch_rate_by_error_class"]})
+    categories = sorted({name for judge in every for name in judge.get("catch_rate_by_category", {})})
+    header = [f"slice:{report['slices']['key']}"] if report.get("slices") else []
     for column in JUDGE_COLUMNS:
         header += [f"{column}_lo", f"{column}_hi"] if column.endswith("_ci95") else [column]
-    header += [f"catch_rate_{slug}" for slug in classes]
+    header += [f"catch_rate_{slug}" for slug in classes] + [f"catch_rate_category_{name}" for name in categories]
     rows = []
-    for judge in report["judges"]:
-        row = []
-        for column in JUDGE_COLUMNS:
-            value = judge[column]
-            if column.endswith("_ci95"):
-                row += list(value) if value else ["", ""]
-            elif column == "runs":
-                row.append(";".join(map(str, value)))
-            else:
-                row.append("" if value is None else value)
-        row += [
-            "" if judge["catch_rate_by_error_class"].get(slug) is None else judge["catch_rate_by_error_class"][slug]
-            for slug in classes
-        ]
-        rows.append(row)
+    for value, judges in groups:
+        for judge in judges:
+            row = [value] if report.get("slices") else []
+            for column in JUDGE_COLUMNS:
+                cell = judge[column]
+                if column.endswith("_ci95"):
+                    row += list(cell) if cell else ["", ""]
+                elif column == "runs":
+                    row.append(";".join(map(str, cell)))
+                else:
+                    row.append("" if cell is None else cell)
+            row += [_blank(judge["catch_rate_by_error_class"].get(slug)) for slug in classes]
+            row += [_blank(judge.get("catch_rate_by_category", {}).get(name)) for name in categories]
+            rows.append(row)
     return header, rows
+
+
+def _blank(value):
+    return "" if value is None else value
 
 
 def report_as_csv(report: dict) -> str:
@@ -109,12 +130,14 @@ def report_as_table(report: dict) -> str:
     lines = [
         f"{report['gold_set']} v{report['version']}: {items['total']} items "
         f"({items['wrong']} wrong, {items['correct']} correct), {report['left_out']['summary']}; "
-        f"{report['run_selection']['rule']}: runs {', '.join(map(str, report['runs'])) or 'none'}"
+        f"{report['run_selection']['rule']}: runs {', '.join(_run_name(report, i) for i in report['runs']) or 'none'}"
     ]
     lines += [f"warning: {warning}" for warning in report["warnings"]]
-    rows = [[title for title, _ in TABLE_COLUMNS]] + [[cell(j) for _, cell in TABLE_COLUMNS] for j in report["judges"]]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
-    lines += ["  ".join(value.ljust(width) for value, width in zip(row, widths, strict=True)) for row in rows]
+    lines += judges_table(report["judges"])
+    if report.get("slices"):
+        for value, entry in report["slices"]["values"].items():
+            lines += ["", f"{report['slices']['key']} = {value}: {entry['items']} items"]
+            lines += judges_table(entry["judges"])
     if report["pairs"]:
         lines.append("")
         lines.append("pair  both_missed  miss_jaccard  union_catch  union_false_reject  kappa")
@@ -134,6 +157,18 @@ def report_as_table(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _run_name(report: dict, run_id: int) -> str:
+    label = report.get("run_labels", {}).get(run_id)
+    return f"{run_id} ({label})" if label else str(run_id)
+
+
+def judges_table(judges: list[dict]) -> list[str]:
+    """Return the aligned lines of a table of judge entries."""
+    rows = [[title for title, _ in TABLE_COLUMNS]] + [[cell(j) for _, cell in TABLE_COLUMNS] for j in judges]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(TABLE_COLUMNS))]
+    return ["  ".join(value.ljust(width) for value, width in zip(row, widths, strict=True)) for row in rows]
+
+
 class Command(BaseCommand):
     help = "Print the judges' calibration report on a gold-set version (json, csv or table)."
 
@@ -147,7 +182,18 @@ class Command(BaseCommand):
         parser.add_argument("--generation-cost", type=float, default=0.0, help="USD per generation attempt.")
         parser.add_argument("--baseline", help='Judge to price against: "name" or "name:N".')
         parser.add_argument("--format", choices=["json", "csv", "table"], default="json")
-        parser.add_argument("--runs", help="Only these calibration runs, e.g. 3,4 (default: every completed run).")
+        parser.add_argument(
+            "--runs",
+            help="Only these runs, by id or label, e.g. 3,join-lint (default: every completed run).",
+        )
+        parser.add_argument("--slice", metavar="KEY", help="Every judge figure per value of this metadata key too.")
+        parser.add_argument(
+            "--min-slice",
+            type=int,
+            default=MIN_SLICE,
+            metavar="N",
+            help=f"Pool slice values with fewer than N items under 'other' (default {MIN_SLICE}).",
+        )
         parser.add_argument("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
         parser.add_argument("--until", help="Only runs created on or before this date (YYYY-MM-DD).")
         parser.add_argument("--source", choices=SOURCES, default=SOURCE_BOTH, help="Which gold items.")
@@ -164,9 +210,16 @@ class Command(BaseCommand):
         chosen = versions.filter(number=version).first() if version else versions.order_by("-number").first()
         if chosen is None:
             raise CommandError(f"gold set {gold_set!r} has no version {version or '(none published)'}")
+        if options.get("min_slice", MIN_SLICE) < 1:
+            raise CommandError("--min-slice must be at least 1")
         try:
             report = build_report(
-                gold_set_version=chosen, generation_cost_usd=generation_cost, baseline=baseline, selection=selection
+                gold_set_version=chosen,
+                generation_cost_usd=generation_cost,
+                baseline=baseline,
+                selection=selection,
+                slice_key=options.get("slice"),
+                min_slice=options.get("min_slice", MIN_SLICE),
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc

@@ -1,0 +1,51 @@
+"""Which items carry which error class, and which category: the item sets of every per-class figure.
+
+A wrong item's classes are stored as one canonical text, "a;b" (`labelling.error_classes`).
+An item counts in every class it carries, and once in each category it has (the categories
+of its classes, from the taxonomy): classes, and categories, then overlap, so their counts
+can add up to more than the wrong items. `unclassified` is no class. Pure: no ORM.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SEPARATOR = ";"  # labelling.error_classes.SEPARATOR
+UNCLASSIFIED = "unclassified"  # labelling.error_classes.UNCLASSIFIED
+
+
+def classes_of(text: str) -> list[str]:
+    """Return the classes of one stored text (none for "", `unclassified` or a correct item)."""
+    return [name for name in (text or "").split(SEPARATOR) if name and name != UNCLASSIFIED]
+
+
+def class_members(error_class: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:
+    """Return {class: items carrying it} over the items of `mask`, classes sorted by name."""
+    error_class = np.asarray(error_class, dtype=object)
+    mask = np.asarray(mask, dtype=bool)
+    members: dict[str, np.ndarray] = {}
+    for text in sorted(set(error_class[mask].tolist())):
+        holding = mask & (error_class == text)
+        for name in classes_of(text):
+            if name not in members:
+                members[name] = np.zeros(len(error_class), dtype=bool)
+            members[name] |= holding
+    return dict(sorted(members.items()))
+
+
+def category_members(error_class: np.ndarray, mask: np.ndarray, category_of: dict[str, str]) -> dict[str, np.ndarray]:
+    """Return {category: items with at least one class in it}; a class without a category adds none."""
+    categories: dict[str, np.ndarray] = {}
+    for name, holding in class_members(error_class, mask).items():
+        category = category_of.get(name) or ""
+        if not category:
+            continue
+        if category not in categories:
+            categories[category] = np.zeros(len(holding), dtype=bool)
+        categories[category] |= holding
+    return dict(sorted(categories.items()))
+
+
+def is_classified(error_class: np.ndarray) -> np.ndarray:
+    """Return True for items that carry at least one class."""
+    return np.array([bool(classes_of(text)) for text in np.asarray(error_class, dtype=object)], dtype=bool)
