@@ -274,8 +274,16 @@ WAREHOUSE_MAX_SQL_NODES = env_positive_int("WAREHOUSE_MAX_SQL_NODES", 5_000)
 WAREHOUSE_MAX_SQL_DEPTH = env_positive_int("WAREHOUSE_MAX_SQL_DEPTH", 100)
 WAREHOUSE_MAX_SQL_CTES = env_positive_int("WAREHOUSE_MAX_SQL_CTES", 32)
 WAREHOUSE_MAX_SQL_JOINS = env_positive_int("WAREHOUSE_MAX_SQL_JOINS", 32)
-# A recursive CTE needs a literal LIMIT no larger than this, on the CTE or the query reading it.
+# A recursive CTE must be bounded: a literal LIMIT (+ OFFSET) no larger than this, or a counter
+# predicate the guard can prove stops within this many steps, or read only as a stream.
 WAREHOUSE_MAX_RECURSIVE_ROWS = env_positive_int("WAREHOUSE_MAX_RECURSIVE_ROWS", 1_000_000)
+# What may grow inside one function call (issue 27): a string literal, a string the text
+# builds (repeat/lpad/rpad/format widths and what is concatenated from them), a pattern or
+# search argument (LIKE, regex, strpos, translate, trim sets), and grouping sets per GROUP BY.
+WAREHOUSE_MAX_SQL_LITERAL_BYTES = env_positive_int("WAREHOUSE_MAX_SQL_LITERAL_BYTES", 4096)
+WAREHOUSE_MAX_SQL_WIDTH = env_positive_int("WAREHOUSE_MAX_SQL_WIDTH", 10_000)
+WAREHOUSE_MAX_SQL_PATTERN_BYTES = env_positive_int("WAREHOUSE_MAX_SQL_PATTERN_BYTES", 512)
+WAREHOUSE_MAX_SQL_GROUPING_SETS = env_positive_int("WAREHOUSE_MAX_SQL_GROUPING_SETS", 64)
 # --- end of SQL guard limits ---------------------------------------------------------------
 
 # --- Warehouse security: the role check and the caps during execution (issue 13) --------
@@ -290,9 +298,17 @@ WAREHOUSE_CELL_MAX_BYTES = env_positive_int("WAREHOUSE_CELL_MAX_BYTES", 16_384)
 # geqo_threshold): planning stays short enough for the statement timeout to hold.
 WAREHOUSE_PG_COLLAPSE_LIMIT = env_positive_int("WAREHOUSE_PG_COLLAPSE_LIMIT", 8)
 WAREHOUSE_PG_GEQO_THRESHOLD = max(2, env_positive_int("WAREHOUSE_PG_GEQO_THRESHOLD", 8))
-# SQLite: the longest string or blob a query may build, and the heap SQLite may use.
+# PostgreSQL cost limits (issue 27): per session where a reader may set them, and carried by
+# the reader role itself (ALTER ROLE ... SET), which the role check requires at most these.
+WAREHOUSE_PG_WORK_MEM_KB = env_positive_int("WAREHOUSE_PG_WORK_MEM_KB", 4096)
+WAREHOUSE_PG_HASH_MEM_MULTIPLIER = env_positive_float("WAREHOUSE_PG_HASH_MEM_MULTIPLIER", 1.0)
+WAREHOUSE_PG_TEMP_FILE_LIMIT_KB = env_positive_int("WAREHOUSE_PG_TEMP_FILE_LIMIT_KB", 262_144)
+WAREHOUSE_PG_ROLE_STATEMENT_TIMEOUT_S = env_positive_float("WAREHOUSE_PG_ROLE_STATEMENT_TIMEOUT_S", 30.0)
+# SQLite: the longest string or blob a query may build, the heap SQLite may use, and the
+# address space and CPU slack of the process of its own each query runs in.
 WAREHOUSE_SQLITE_MAX_LENGTH = env_positive_int("WAREHOUSE_SQLITE_MAX_LENGTH", 8_388_608)
 WAREHOUSE_SQLITE_HEAP_LIMIT = env_positive_int("WAREHOUSE_SQLITE_HEAP_LIMIT", 134_217_728)
+WAREHOUSE_SQLITE_PROCESS_MEMORY = env_positive_int("WAREHOUSE_SQLITE_PROCESS_MEMORY", 268_435_456)
 # --- end of warehouse security ------------------------------------------------------------
 
 REST_FRAMEWORK = {

@@ -7,7 +7,8 @@ import pytest
 
 from probes.execution import execute_on_dsn
 from probes.postgres_cancel import Watchdog, backend_gone
-from probes.sqlite_runner import SQLITE_MAX_COMPOUND_SELECT, SQLITE_MAX_EXPR_DEPTH, limit_sqlite
+from probes.sqlite_runner import limit_sqlite
+from probes.sqlite_worker import SQLITE_MAX_COMPOUND_SELECT, SQLITE_MAX_EXPR_DEPTH
 from probes.warehouses import open_postgres
 
 
