@@ -123,14 +123,31 @@ def int_value(node: exp.Expression | None) -> int | None:
     return None
 
 
+# Calls whose result is a number however long their argument (an aggregate's value ends there).
+_MEASURES = (exp.Length, exp.ArraySize, exp.Count, exp.Bracket)
+_ANONYMOUS_MEASURES = frozenset({"cardinality", "octet_length", "char_length", "character_length", "bit_length"})
+# A built string an aggregate may take from every row: longer, and it grows the server's
+# memory faster than table data does (repeat('x', 10000) per row reached 1 GB in a second).
+AGGREGATED_BUILD_MAX = 256
+
+
 class Lengths:
     """Provable lengths of string expressions in one tree (None: the data decides)."""
 
     def __init__(self, tree: exp.Expression):
         self.tainted = unbounded_names(tree)
+        self._known: dict[int, float | None] = {}
 
     def of(self, node: exp.Expression | None) -> float | None:
-        if node is None or isinstance(node, exp.Null):
+        if node is None:
+            return 0
+        key = id(node)
+        if key not in self._known:
+            self._known[key] = self._measure(node)
+        return self._known[key]
+
+    def _measure(self, node: exp.Expression) -> float | None:
+        if isinstance(node, exp.Null):
             return 0
         if is_unbounded_aggregate(node):
             return UNBOUNDED
@@ -152,6 +169,10 @@ class Lengths:
             return None if times is None or base is None else base * max(times, 0)
         if isinstance(node, exp.Pad):
             return int_value(node.expression)
+        if isinstance(node, exp.Format):
+            return self._formatted(node.this, node.expressions)
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "printf" and node.expressions:
+            return self._formatted(node.expressions[0], node.expressions[1:])
         if isinstance(node, exp.Replace | exp.RegexpReplace):
             base, into = self.of(node.this), self.of(node.args.get("replacement"))
             return None if base is None or into is None else base * max(1, into)
@@ -159,7 +180,24 @@ class Lengths:
         if branches is not None:
             parts = [self.of(branch) for branch in branches]
             return None if not parts or None in parts else max(parts)
+        measured = isinstance(node, _MEASURES) or (
+            isinstance(node, exp.Anonymous) and node.name.lower() in _ANONYMOUS_MEASURES
+        )
+        if not measured and any(self.of(child) == UNBOUNDED for child in node.iter_expressions()):
+            return UNBOUNDED  # whatever a call makes of an aggregate's value is as long as it
         return None
+
+    def _formatted(self, template: exp.Expression, arguments: list) -> float | None:
+        """A format's literal text, its widths and precisions, and its arguments' lengths."""
+        if not (isinstance(template, exp.Literal) and template.is_string):
+            return None
+        widths = [int(n) for spec in _PRINTF_SPEC.findall(template.name) for n in spec if n.isdigit()]
+        if "*" in template.name:
+            widths += [abs(v) for v in (int_value(a) for a in arguments) if v is not None]
+        measured = [self.of(a) for a in arguments]
+        if UNBOUNDED in measured:
+            return UNBOUNDED
+        return len(template.name) + sum(widths) + sum(m or 0 for m in measured)
 
     def _sum(self, parts) -> float | None:
         lengths = [self.of(part) for part in parts]
@@ -284,6 +322,20 @@ def _sets_of(element: exp.Expression) -> int:
     return 1
 
 
+def _aggregated_refusal(node: exp.Expression, lengths: Lengths) -> str | None:
+    """Refuse an aggregate that builds a value from every row out of a long built string."""
+    if not is_unbounded_aggregate(node):
+        return None
+    for argument in node.iter_expressions():
+        length = lengths.of(argument)
+        if length is not None and length != UNBOUNDED and length > AGGREGATED_BUILD_MAX:
+            return (
+                f"an aggregate over a string the text builds ({length:,.0f} characters a row, over "
+                f"{AGGREGATED_BUILD_MAX}) grows the server's memory past what WAREHOUSE_MAX_SQL_WIDTH bounds"
+            )
+    return None
+
+
 def growth_refusal(node: exp.Expression, lengths: Lengths, limits: GuardLimits) -> str | None:
     """Why this node could grow past what one call may cost, or None."""
     if isinstance(node, exp.Literal) and node.is_string:
@@ -305,4 +357,8 @@ def growth_refusal(node: exp.Expression, lengths: Lengths, limits: GuardLimits) 
             limit = limits.max_grouping_sets
             return f"GROUP BY expands to {sets:,} grouping sets, over WAREHOUSE_MAX_SQL_GROUPING_SETS ({limit})"
         return None
-    return _width_refusal(node, lengths, limits) or _pattern_refusal(node, lengths, limits)
+    return (
+        _width_refusal(node, lengths, limits)
+        or _pattern_refusal(node, lengths, limits)
+        or _aggregated_refusal(node, lengths)
+    )

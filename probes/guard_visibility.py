@@ -47,7 +47,11 @@ def catalogue_refusal(node: exp.Table) -> str | None:
             f"reading the catalogue ({label}) is not allowed: information_schema lists objects beyond what the "
             "role may read; the schema Docket shows is the warehouse's catalogue"
         )
-    if schema.startswith("pg_") or name.startswith(("pg_", "sqlite_")) or name in ("dbstat", "sqlite_dbpage"):
+    if (
+        schema.startswith("pg_")
+        or name.startswith(("pg_", "sqlite_", "pragma_"))
+        or name in ("dbstat", "sqlite_dbpage")
+    ):
         return f"reading the system catalogue ({label}) is not allowed"
     return None
 
@@ -101,7 +105,7 @@ def column_refusal(node: exp.Column, dialect: str, ctes: frozenset[str]) -> str 
     if isinstance(node.this, exp.Star):
         parent = node.parent
         if qualifier and not isinstance(parent, exp.Select):
-            return f"a whole-row reference ({node.table}.*) inside an expression reads every column; name the columns"
+            return f"a whole-row reference to ({node.table}) as {node.table}.* inside an expression; name the columns"
         return None
     name = node.name.lower()
     quoted = isinstance(node.this, exp.Identifier) and node.this.quoted

@@ -77,6 +77,8 @@ def apply_limits(conn: sqlite3.Connection, limits: SqliteLimits) -> None:
     """Cap what one statement may build: string/blob length, SQL length, shape, heap, printf."""
     # Process-wide, and the process is this query's own: it bounds nothing else.
     conn.execute(f"PRAGMA hard_heap_limit = {int(limits.heap_limit)}")
+    # Sorts and temporary tables stay in memory, under the heap limit, never in temp files.
+    conn.execute("PRAGMA temp_store = MEMORY")
     conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, limits.max_length)
     conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, limits.max_sql_length)
     conn.setlimit(sqlite3.SQLITE_LIMIT_COMPOUND_SELECT, SQLITE_MAX_COMPOUND_SELECT)
