@@ -273,7 +273,14 @@ def _pattern_arguments(node: exp.Expression) -> tuple[exp.Expression | None, lis
 def _call_label(node: exp.Expression) -> str:
     if isinstance(node, exp.Anonymous):
         return f"{node.name.lower()}()"
-    labels = {exp.Like: "LIKE", exp.ILike: "ILIKE", exp.SimilarTo: "SIMILAR TO", exp.Glob: "GLOB", exp.RegexpLike: "~"}
+    labels = {
+        exp.Like: "LIKE",
+        exp.ILike: "ILIKE",
+        exp.SimilarTo: "SIMILAR TO",
+        exp.Glob: "GLOB",
+        exp.RegexpLike: "~",
+        exp.StrPosition: "strpos()/position()/instr()",
+    }
     if type(node) in labels:
         return labels[type(node)]
     return f"{node.sql_name().lower()}()" if isinstance(node, exp.Func) else type(node).__name__

@@ -50,6 +50,7 @@ CANARY = "canary"
 POSTGRES_CANARIES = """
 CREATE SCHEMA vault_canary;
 CREATE TABLE vault_canary.payroll_canary (employee TEXT, salary NUMERIC);
+INSERT INTO vault_canary.payroll_canary VALUES ('employee-canary', 1);
 CREATE TABLE staff_notes_canary (note TEXT);
 INSERT INTO staff_notes_canary VALUES ('note-canary');
 CREATE VIEW revenue_canary AS SELECT sum(total) AS revenue FROM orders;
@@ -70,6 +71,7 @@ def add_postgres_canaries(owner_dsn: str, reader_role: str, tenant_role: str) ->
         conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(tenant_role)))
         columns = sql.SQL(", ").join(sql.Identifier(c) for c in PARTNER_COLUMNS_GRANTED)
         conn.execute(sql.SQL("GRANT SELECT ({}) ON partners TO {}").format(columns, sql.Identifier(reader_role)))
+        conn.execute("ANALYZE")
 
 
 def rows(orders: int = 4, seed: int = 7) -> dict[str, list[tuple]]:

@@ -16,7 +16,19 @@ other modules of this package; this module assembles them.
 
 from dataclasses import dataclass
 
-from probes.tests.hostile import benign, bombs, costs, escapes, lexer, seen, side_effects, tricks, visibility, writes
+from probes.tests.hostile import (
+    benign,
+    bombs,
+    costs,
+    escapes,
+    lexer,
+    seen,
+    side_effects,
+    space,
+    tricks,
+    visibility,
+    writes,
+)
 
 FAMILIES = (
     "write",
@@ -55,12 +67,12 @@ class HostileSQL:
 CORPUS: tuple[HostileSQL, ...] = tuple(
     [
         HostileSQL(family, name, sql, dialects)
-        for module in (writes, lexer, side_effects, escapes, bombs, costs, visibility, seen)
+        for module in (writes, lexer, side_effects, escapes, bombs, costs, space, visibility, seen)
         for family, name, sql, dialects in module.REFUSED
     ]
     + [
         HostileSQL(family, name, sql, dialects, guard_must_refuse=False)
-        for module in (tricks, bombs, costs, visibility)
+        for module in (tricks, bombs, costs, space, visibility)
         for family, name, sql, dialects in module.CAPPED
     ]
     + [
