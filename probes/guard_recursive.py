@@ -95,15 +95,19 @@ def _columns(cte: exp.CTE, anchors: list[exp.Select]) -> list[str]:
     return [p.alias_or_name.lower() for p in first.expressions] if first else []
 
 
-def _own_columns(expression: exp.Expression, columns: list[str], alias: str) -> list[exp.Column]:
+def _own_columns(expression: exp.Expression, columns: list[str], names: set[str]) -> list[exp.Column]:
+    """References to the CTE's own columns (bare, or through the CTE's name or alias in the step)."""
     return [
-        c for c in expression.find_all(exp.Column) if c.name.lower() in columns and (c.table or alias).lower() == alias
+        c
+        for c in expression.find_all(exp.Column)
+        if c.name.lower() in columns and (not c.table or c.table.lower() in names)
     ]
 
 
 def _growth_refusal(step: exp.Select, columns: list[str], alias: str, name: str) -> str | None:
+    names = {alias} | {t.alias_or_name.lower() for t in _references(step, alias)}
     for projection in step.expressions:
-        own = _own_columns(projection, columns, alias)
+        own = _own_columns(projection, columns, names)
         for column in own:
             grown = column.find_ancestor(*_GROWTH_CALLS)
             if grown is not None:
