@@ -62,6 +62,8 @@ STATEMENT_BUDGET_S = {
     "probe": TIMEOUT_S,
     "triage": 4 * TIMEOUT_S,
 }
+# How many statements each entry point may run on the warehouse (the same count as above).
+STATEMENTS = {"run_sql": 1, "preview": 2, "verify": 2, "probe": 1, "triage": 4}
 OTHER_ENTRY_POINTS = ("preview", "verify", "probe", "triage")
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -157,7 +159,7 @@ def run_pass(executor, watch, warehouse_name: str, dialect: str, *, entry_texts,
         answer = executor.run(request)
         peak = max(answer.get("peak_rss_mb") or 0, answer.get("tree_peak_mb") or 0)
         record.append((entry, text.name, answer.get("elapsed_s"), peak, answer.get("backend_peak_mb") or 0))
-        changed, before = watch.problems_after(before)
+        changed, before = watch.problems_after(before, STATEMENTS[entry])
         found = check_answer(entry, text, answer, dialect) + changed
         if found:
             problems[f"{entry} {text.family}/{text.name}"] += found

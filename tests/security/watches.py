@@ -20,8 +20,9 @@ from django.conf import settings
 from probes.tests import shop
 
 PWNED_PREFIX = "docket-probes-pwned"
-# Temporary bytes one text may make the database write: the reader role's temp_file_limit
-# (a superuser's session sets the same), and a little for the file being written when it hit.
+# Temporary bytes one statement may make the database write: the reader role's
+# temp_file_limit (a superuser's session sets the same), and a little for the file being
+# written when it hit.
 TEMP_BYTES_LIMIT = (settings.WAREHOUSE_PG_TEMP_FILE_LIMIT_KB + 16 * 1024) * 1024
 
 
@@ -74,8 +75,12 @@ class PostgresWatch:
         ).fetchone()
         return state
 
-    def problems_after(self, before: dict) -> tuple[list[str], dict]:
-        """What changed since `before` (seen from the monitor), and the state now."""
+    def problems_after(self, before: dict, statements: int = 1) -> tuple[list[str], dict]:
+        """What changed since `before` (seen from the monitor), and the state now.
+
+        `statements` is how many statements the call may run, each under its own
+        temp_file_limit.
+        """
         problems = []
         try:
             self.victim.execute("SELECT 1")
@@ -87,7 +92,7 @@ class PostgresWatch:
         self.monitor.execute("SELECT pg_stat_clear_snapshot()")
         after = self.state()
         written = after["temp_bytes"] - before["temp_bytes"]
-        if written > TEMP_BYTES_LIMIT:
+        if written > TEMP_BYTES_LIMIT * statements:
             problems.append(f"wrote {written / 2**20:.0f} MB of temporary files")
         problems += [
             f"{key} changed: {before[key]!r} -> {after[key]!r}"
@@ -125,7 +130,7 @@ class SqliteWatch:
             "tmp_files": tmp_pwned_files(),
         }
 
-    def problems_after(self, before: dict) -> tuple[list[str], dict]:
+    def problems_after(self, before: dict, statements: int = 1) -> tuple[list[str], dict]:
         after = self.state()
         return [
             f"{key} changed: {before[key]!r} -> {after[key]!r}" for key in before if before[key] != after[key]
