@@ -30,6 +30,8 @@ from probes.tests.hostile import (
     writes,
 )
 
+# Issue 27: what a text may cost inside one call, and what it may see.
+ISSUE_27_FAMILIES = ("time_in_function", "grouping_sets", "memory_growth", "temp_files", "catalogue_beyond_grant")
 FAMILIES = (
     "write",
     "multi_statement",
@@ -44,12 +46,7 @@ FAMILIES = (
     "memory_bomb",
     "time_bomb",
     "huge_result",
-    # Issue 27: what a text may cost inside one call, and what it may see.
-    "time_in_function",
-    "grouping_sets",
-    "memory_growth",
-    "temp_files",
-    "catalogue_beyond_grant",
+    *ISSUE_27_FAMILIES,
     "benign_analytics",
 )
 
