@@ -128,7 +128,7 @@ _MEASURES = (exp.Length, exp.ArraySize, exp.Count, exp.Bracket)
 _ANONYMOUS_MEASURES = frozenset({"cardinality", "octet_length", "char_length", "character_length", "bit_length"})
 # A built string an aggregate may take from every row: longer, and it grows the server's
 # memory faster than table data does (repeat('x', 10000) per row reached 1 GB in a second).
-AGGREGATED_BUILD_MAX = 256
+AGGREGATED_BUILD_MAX = 64
 
 
 class Lengths:
