@@ -69,6 +69,30 @@ from config.settings_security import (  # noqa: F401 — settings Django reads b
     VENDOR_SIMULATOR_ENABLED,
     X_FRAME_OPTIONS,
 )
+from config.settings_warehouses import (  # noqa: F401 — settings Django reads by name
+    WAREHOUSE_ALLOW_UNSAFE_ROLE,
+    WAREHOUSE_CELL_MAX_BYTES,
+    WAREHOUSE_MAX_RECURSIVE_ROWS,
+    WAREHOUSE_MAX_SQL_BYTES,
+    WAREHOUSE_MAX_SQL_CTES,
+    WAREHOUSE_MAX_SQL_DEPTH,
+    WAREHOUSE_MAX_SQL_GROUPING_SETS,
+    WAREHOUSE_MAX_SQL_JOINS,
+    WAREHOUSE_MAX_SQL_LITERAL_BYTES,
+    WAREHOUSE_MAX_SQL_NODES,
+    WAREHOUSE_MAX_SQL_PATTERN_BYTES,
+    WAREHOUSE_MAX_SQL_WIDTH,
+    WAREHOUSE_PG_COLLAPSE_LIMIT,
+    WAREHOUSE_PG_GEQO_THRESHOLD,
+    WAREHOUSE_PG_HASH_MEM_MULTIPLIER,
+    WAREHOUSE_PG_ROLE_STATEMENT_TIMEOUT_S,
+    WAREHOUSE_PG_TEMP_FILE_LIMIT_KB,
+    WAREHOUSE_PG_WORK_MEM_KB,
+    WAREHOUSE_RESULT_MAX_BYTES,
+    WAREHOUSE_SQLITE_HEAP_LIMIT,
+    WAREHOUSE_SQLITE_MAX_LENGTH,
+    WAREHOUSE_SQLITE_PROCESS_MEMORY,
+)
 
 env = environ.Env()
 
@@ -297,34 +321,6 @@ WAREHOUSES_FILE = env_path("WAREHOUSES_FILE", VAR_DIR / "warehouses.json")
 WAREHOUSE_STATEMENT_TIMEOUT_S = env_positive_float("WAREHOUSE_STATEMENT_TIMEOUT_S", 5.0)
 WAREHOUSE_ROW_CAP = env_positive_int("WAREHOUSE_ROW_CAP", 1000)
 
-# --- SQL guard: size and shape limits checked before a text reaches a database (issue 13) --
-# Each refusal names the setting it hit. Real analysts' SQL (the defog gold set) stays far
-# below every one: at most ~900 bytes, 140 parse-tree nodes, depth 14, 3 CTEs, 4 joins.
-WAREHOUSE_MAX_SQL_BYTES = env_positive_int("WAREHOUSE_MAX_SQL_BYTES", 65_536)
-WAREHOUSE_MAX_SQL_NODES = env_positive_int("WAREHOUSE_MAX_SQL_NODES", 5_000)
-WAREHOUSE_MAX_SQL_DEPTH = env_positive_int("WAREHOUSE_MAX_SQL_DEPTH", 100)
-WAREHOUSE_MAX_SQL_CTES = env_positive_int("WAREHOUSE_MAX_SQL_CTES", 32)
-WAREHOUSE_MAX_SQL_JOINS = env_positive_int("WAREHOUSE_MAX_SQL_JOINS", 32)
-# A recursive CTE needs a literal LIMIT no larger than this, on the CTE or the query reading it.
-WAREHOUSE_MAX_RECURSIVE_ROWS = env_positive_int("WAREHOUSE_MAX_RECURSIVE_ROWS", 1_000_000)
-# --- end of SQL guard limits ---------------------------------------------------------------
-
-# --- Warehouse security: the role check and the caps during execution (issue 13) --------
-# A PostgreSQL warehouse whose login role can do more than read is refused; this lets it
-# run anyway, for the deliberately insecure case only (shown in red on every page).
-WAREHOUSE_ALLOW_UNSAFE_ROLE = env_bool("WAREHOUSE_ALLOW_UNSAFE_ROLE", False)
-# A result stops at the row cap or at this many bytes, whichever comes first.
-WAREHOUSE_RESULT_MAX_BYTES = env_positive_int("WAREHOUSE_RESULT_MAX_BYTES", 1_048_576)
-# A longer cell is cut to this many bytes (on the server for PostgreSQL) and marked.
-WAREHOUSE_CELL_MAX_BYTES = env_positive_int("WAREHOUSE_CELL_MAX_BYTES", 16_384)
-# PostgreSQL planner limits for model SQL (join_collapse_limit, from_collapse_limit; and
-# geqo_threshold): planning stays short enough for the statement timeout to hold.
-WAREHOUSE_PG_COLLAPSE_LIMIT = env_positive_int("WAREHOUSE_PG_COLLAPSE_LIMIT", 8)
-WAREHOUSE_PG_GEQO_THRESHOLD = max(2, env_positive_int("WAREHOUSE_PG_GEQO_THRESHOLD", 8))
-# SQLite: the longest string or blob a query may build, and the heap SQLite may use.
-WAREHOUSE_SQLITE_MAX_LENGTH = env_positive_int("WAREHOUSE_SQLITE_MAX_LENGTH", 8_388_608)
-WAREHOUSE_SQLITE_HEAP_LIMIT = env_positive_int("WAREHOUSE_SQLITE_HEAP_LIMIT", 134_217_728)
-# --- end of warehouse security ------------------------------------------------------------
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -37,7 +37,7 @@ FUNCTION_FAMILIES: dict[str, dict[str, str]] = {
         "aggregate": _COMMON_AGGREGATES + " array_agg string_agg bool_and bool_or every bit_and bit_or "
         "stddev stddev_pop stddev_samp variance var_pop var_samp corr covar_pop covar_samp "
         "regr_slope regr_intercept regr_r2 regr_count regr_avgx regr_avgy regr_sxx regr_syy regr_sxy "
-        "percentile_cont percentile_disc mode json_agg jsonb_agg json_object_agg jsonb_object_agg",
+        "percentile_cont percentile_disc mode json_agg jsonb_agg json_object_agg jsonb_object_agg grouping",
         "window": _COMMON_WINDOWS,
         "arithmetic": _COMMON_MATH + " cbrt div factorial width_bucket gcd lcm greatest least",
         "string": _COMMON_STRING + " ascii bit_length btrim char_length character_length chr format initcap "
@@ -78,6 +78,7 @@ SYNTAX_NODES: dict[str, tuple[str, ...]] = {
     "arithmetic": ("Pow", "Sqrt", "Abs", "Cbrt"),
     "json_array": (
         "Array",
+        "Unnest",  # `FROM unnest(...) AS s(x)`: a table function with a column list
         "ArrayContainsAll",
         "ArrayContainedBy",
         "ArrayOverlaps",

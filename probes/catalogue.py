@@ -4,6 +4,12 @@ Snapshot shape (JSON): {"dialect": ..., "tables": {name: {"kind": "table"|"view"
 "columns": [{"name", "type", "nullable"}], "primary_key": [...], "unique": [[...]],
 "foreign_keys": [{"columns", "ref_table", "ref_columns"}], "row_estimate": n}}}.
 PostgreSQL tables outside `public` are named `schema.table`.
+
+The catalogue is what the grant allows (issue 27): on PostgreSQL only the relations the login
+role may SELECT from (or some of whose columns it may), only the columns it may SELECT, and
+only the keys and foreign keys wholly made of those; a SQLite file is read whole. Docket
+introspects through its own connection (never the path model SQL takes, whose authorizer
+refuses `sqlite_master`).
 """
 
 from django.conf import settings
@@ -63,13 +69,16 @@ SELECT c.table_schema, c.table_name, c.column_name, c.data_type, c.is_nullable =
 FROM information_schema.columns c
 JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
 WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema') AND c.table_schema NOT LIKE 'pg_toast%'
+  AND has_column_privilege(quote_ident(c.table_schema) || '.' || quote_ident(c.table_name), c.column_name, 'SELECT')
 ORDER BY c.table_schema, c.table_name, c.ordinal_position
 """
 PG_TABLES = """
-SELECT n.nspname, c.relname, c.relkind, c.reltuples::bigint
+SELECT n.nspname, c.relname, c.relkind, c.reltuples::bigint, has_table_privilege(c.oid, 'SELECT')
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
   AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg_toast%'
+  AND has_schema_privilege(n.oid, 'USAGE')
+  AND (has_table_privilege(c.oid, 'SELECT') OR has_any_column_privilege(c.oid, 'SELECT'))
 """
 PG_CONSTRAINTS = """
 SELECT n.nspname, rel.relname, con.contype,
@@ -109,7 +118,7 @@ def introspect_postgres(dsn: str) -> dict:
         tables: dict[str, dict] = {}
         with conn.cursor() as cursor:
             kinds = {"r": "table", "p": "table", "v": "view", "m": "view", "f": "table"}
-            for schema, name, relkind, reltuples in cursor.execute(PG_TABLES).fetchall():
+            for schema, name, relkind, reltuples, whole in cursor.execute(PG_TABLES).fetchall():
                 tables[_pg_name(schema, name)] = {
                     "kind": kinds[relkind],
                     "columns": [],
@@ -119,6 +128,7 @@ def introspect_postgres(dsn: str) -> dict:
                     "row_estimate": None if reltuples is None or reltuples < 0 else int(reltuples),
                     "_schema": schema,
                     "_name": name,
+                    "_whole": whole,
                 }
             for schema, table, column, data_type, nullable in cursor.execute(PG_COLUMNS).fetchall():
                 entry = tables.get(_pg_name(schema, table))
@@ -146,18 +156,38 @@ def introspect_postgres(dsn: str) -> dict:
                     entry["unique"].append(list(cols))
             # Never-analysed tables report -1 tuples: count them (under the statement timeout).
             for entry in tables.values():
-                if entry["row_estimate"] in (None, 0) and entry["kind"] == "table":
+                if entry["row_estimate"] in (None, 0) and entry["kind"] == "table" and entry["_whole"]:
                     query = pgsql.SQL("SELECT COUNT(*) FROM {}.{}").format(
                         pgsql.Identifier(entry["_schema"]), pgsql.Identifier(entry["_name"])
                     )
                     entry["row_estimate"] = cursor.execute(query).fetchone()[0]
         for entry in tables.values():
-            entry.pop("_schema")
-            entry.pop("_name")
-        return {"dialect": "postgres", "tables": dict(sorted(tables.items()))}
+            for key in ("_schema", "_name", "_whole"):
+                entry.pop(key)
+        return {"dialect": "postgres", "tables": dict(sorted(within_grant(tables).items()))}
     finally:
         conn.rollback()
         conn.close()
+
+
+def within_grant(tables: dict[str, dict]) -> dict[str, dict]:
+    """Keep keys and foreign keys only when every column they name is one the role may read.
+
+    A key over a column outside a column grant, or a foreign key to a table the role may not
+    read, would name what the grant hides.
+    """
+    readable = {name: {c["name"] for c in entry["columns"]} for name, entry in tables.items()}
+    for name, entry in tables.items():
+        visible = readable[name]
+        if not set(entry["primary_key"]) <= visible:
+            entry["primary_key"] = []
+        entry["unique"] = [key for key in entry["unique"] if set(key) <= visible]
+        entry["foreign_keys"] = [
+            fk
+            for fk in entry["foreign_keys"]
+            if set(fk["columns"]) <= visible and set(fk["ref_columns"]) <= readable.get(fk["ref_table"], set())
+        ]
+    return tables
 
 
 def introspect(warehouse: Warehouse) -> dict:

@@ -97,6 +97,10 @@ def catalogue_comments(*, warehouse: Warehouse) -> dict:
         conn.close()
 
 
+def _columns_of(snapshot: dict, table: str) -> set[str]:
+    return {column["name"] for column in snapshot["tables"][table].get("columns") or []}
+
+
 def snapshot_add_samples(*, warehouse: Warehouse, snapshot: dict) -> dict:
     """Return the snapshot with sample values and comments (the catalogue_refresh hook).
 
@@ -108,6 +112,14 @@ def snapshot_add_samples(*, warehouse: Warehouse, snapshot: dict) -> dict:
     except Exception:  # noqa: BLE001 - samples are an extra; the catalogue itself must still refresh
         log.exception("sampling the catalogue of %s failed", warehouse)
         return snapshot
+    comments = {
+        table: {
+            column: text for column, text in notes.items() if column == "" or column in _columns_of(snapshot, table)
+        }
+        for table, notes in comments.items()
+        if table in (snapshot.get("tables") or {})
+    }  # only what the grant lets the role read: a comment names its table and column
+    comments = {table: notes for table, notes in comments.items() if notes}
     extra = {}
     if samples:
         extra["samples"] = samples

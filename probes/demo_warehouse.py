@@ -31,6 +31,7 @@ from django.conf import settings
 from psycopg import sql
 
 from probes.models import Dialect, Warehouse
+from probes.postgres_limits import role_statements
 from probes.warehouses import warehouse_role_check_or_refuse, write_secrets_file
 
 DEMO_WAREHOUSE_NAME = "demo"
@@ -367,8 +368,10 @@ def create_reader_role(admin_dsn: str, *, role: str = READER_ROLE, tables=TABLES
 
     Run with the DSN that built the tables. The role gets a new random password each time,
     no attribute beyond LOGIN, CONNECT on the database, USAGE on `public` and SELECT on the
-    given tables only (`tables=None`: every table of every schema); CREATE on `public` is taken
-    from PUBLIC (the default before PostgreSQL 15), so the reader passes `probes.role_check`.
+    given tables only (`tables=None`: every table of every schema), and the cost settings of
+    `probes.postgres_limits` on the role itself (statement_timeout, temp_file_limit, work_mem,
+    hash_mem_multiplier, jit = off: `temp_file_limit` needs a superuser); CREATE on `public` is
+    taken from PUBLIC (the default before PostgreSQL 15), so the reader passes `probes.role_check`.
     """
     password = password or secrets.token_urlsafe(24)
     attributes = sql.SQL("LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD {}").format(
@@ -387,6 +390,8 @@ def create_reader_role(admin_dsn: str, *, role: str = READER_ROLE, tables=TABLES
             raise ReaderRoleInUse(f"role {role!r} exists and can do more than read; name another reader role")
         verb = "ALTER" if existing else "CREATE"
         conn.execute(sql.SQL(verb + " ROLE {} WITH {}").format(name, attributes))
+        for statement in role_statements(role):
+            conn.execute(statement)
         conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")
         conn.execute(sql.SQL("GRANT CONNECT ON DATABASE {} TO {}").format(database, name))
         conn.execute(sql.SQL("GRANT USAGE ON SCHEMA public TO {}").format(name))

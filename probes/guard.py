@@ -13,8 +13,10 @@ says why. It works in three steps, and refuses at the first that fails:
    the verifier and the fan-out detector share the tree. Exactly one statement.
 3. After parsing, one walk over the tree (`probes.guard_tree`): a query at the root and no
    statement, write, lock, or session clause anywhere; every function on the dialect's
-   allow-list; no system catalogue; no more parse-tree nodes, depth, CTEs or joins than
-   the settings allow (`probes.guard_limits`); a recursive CTE only under a literal LIMIT.
+   allow-list; nothing beyond the grant (`probes.guard_visibility`); no more parse-tree
+   nodes, depth, CTEs or joins than the settings allow (`probes.guard_limits`); nothing that
+   grows past its limit inside one call (`probes.guard_growth`); a recursive CTE only when it
+   provably stops (`probes.guard_recursive`).
 """
 
 import functools

@@ -18,19 +18,21 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _U_AMP = re.compile(r"u&\s*['\"]", re.IGNORECASE)
 _UESCAPE = re.compile(r"\buescape\b", re.IGNORECASE)
 # Comments, quoted identifiers and string literals, in reading order: an E'...' escape
-# string is a literal whose opening quote follows a lone E.
-_LEXEMES = re.compile(r"--[^\n]*|/\*.*?\*/|\"(?:[^\"]|\"\")*\"|'(?:[^']|'')*'", re.DOTALL)
-_DOLLAR_QUOTE = re.compile(r"\$(?:[A-Za-z_\x80-\uffff][\w\x80-\uffff]*)?\$")
-_COMMENT_MARK = re.compile(r"/\*|\*/")
-# A quoted identifier followed by "(": a call of a quoted function name (sqlglot may read
-# `"LOWER"(x)` as lower(), the database as a different, case-sensitive function), unless it
-# names a CTE or an alias with a column list (`AS "t"(a, b)`, `WITH "t"(a) AS (...)`).
-_QUOTED_CALL = re.compile(r'"((?:[^"]|"")*)"\s*\(')
+# string is a literal whose opening quote follows a lone E. Every repetition is possessive
+# and an unclosed one runs to the end of the text, so one pass is linear in the text's
+# length whatever it holds (many unclosed `/*` took seconds, many `"` minutes, before).
+_LEXEMES = re.compile(r"--[^\n]*+|/\*(?:[^*]|\*(?!/))*+(?:\*/|\Z)|\"(?:[^\"]|\"\")*+(?:\"|\Z)|'(?:[^']|'')*+(?:'|\Z)")
+_DOLLAR_QUOTE = re.compile(r"\$(?:[A-Za-z_\x80-\uffff][\w\x80-\uffff]*+)?\$")
+# A quoted identifier followed by "(" (comments between them count as space): a call of a
+# quoted function name (sqlglot may read `"LOWER"(x)` as lower(), the database as a
+# different, case-sensitive function), unless it names a CTE or an alias with a column list
+# (`AS "t"(a, b)`, `WITH "t"(a) AS (...)`).
+_OPEN_PAREN = re.compile(r"\s*+\(")
 _BEFORE_COLUMN_LIST = re.compile(r"(?:\bas|\bwith|\brecursive|\))\s*$", re.IGNORECASE)
-_CTE_COLUMN_LIST = re.compile(r"[^()]*\)\s*as\s*(?:not\s+)?(?:materialized\s*)?\(", re.IGNORECASE)
+_CTE_COLUMN_LIST = re.compile(r"[^()]*+\)\s*+as\s*+(?:not\s++)?(?:materialized\s*+)?\(", re.IGNORECASE)
 # A rough token count (a quoted string or a word is one token), so that a text with more
 # tokens than the node limit could ever allow is refused without paying for a parse.
-_TOKEN = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|\w+|[^\w\s]")
+_TOKEN = re.compile(r"'(?:[^']|'')*+(?:'|\Z)|\"[^\"]*+(?:\"|\Z)|\w++|[^\w\s]")
 TOKENS_PER_NODE = 2
 
 
@@ -48,15 +50,8 @@ def _control_character(sql: str) -> str | None:
 
 
 def _nested_comment(sql: str) -> bool:
-    depth = 0
-    for match in _COMMENT_MARK.finditer(sql):
-        if match.group() == "/*":
-            depth += 1
-            if depth > 1:
-                return True
-        elif depth:
-            depth -= 1
-    return False
+    """A block comment holding another `/*` (PostgreSQL would nest it; SQLite would not)."""
+    return any(m.group().startswith("/*") and "/*" in m.group()[2:] for m in _LEXEMES.finditer(sql))
 
 
 def _quoting_refusal(sql: str) -> str | None:
@@ -74,14 +69,30 @@ def _is_word(char: str) -> bool:
     return char.isalnum() or char in "_$"
 
 
+def without_comments(sql: str) -> str:
+    """The text with each comment replaced by as many spaces (positions are kept)."""
+    pieces, last = [], 0
+    for match in _LEXEMES.finditer(sql):
+        if match.group().startswith(("--", "/*")):
+            pieces += [sql[last : match.start()], " " * (match.end() - match.start())]
+            last = match.end()
+    return "".join([*pieces, sql[last:]])
+
+
 def _quoted_call(sql: str) -> str | None:
-    for match in _QUOTED_CALL.finditer(sql):
-        before = sql[max(0, match.start() - 20) : match.start()]
+    text = without_comments(sql)
+    for match in _LEXEMES.finditer(text):
+        if match.group()[0] != '"':
+            continue
+        called = _OPEN_PAREN.match(text, match.end())
+        if not called:
+            continue
+        before = text[max(0, match.start() - 20) : match.start()]
         if _BEFORE_COLUMN_LIST.search(before):
             continue
-        if before.rstrip().endswith(",") and _CTE_COLUMN_LIST.match(sql, match.end()):
+        if before.rstrip().endswith(",") and _CTE_COLUMN_LIST.match(text, called.end()):
             continue
-        return match.group(1)
+        return match.group()[1:-1].replace('""', '"')
     return None
 
 

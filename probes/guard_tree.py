@@ -2,9 +2,12 @@
 
 A query at the root (SELECT, a set operation, WITH ... SELECT) and no statement, write,
 lock, or session clause anywhere; every function on the dialect's allow-list
-(`probes.allowlist`), not quoted, not schema-qualified; no system catalogue (`pg_catalog`,
-`pg_*`, `sqlite_*`; `information_schema` is fine); no more parse-tree nodes, depth, CTEs
-or joins than the settings allow; a recursive CTE only under a literal LIMIT.
+(`probes.allowlist`), not quoted, not schema-qualified; nothing beyond the grant
+(`probes.guard_visibility`: no system catalogue or information_schema, no reg* cast,
+whole-row reference or server identity); no more parse-tree nodes, depth, CTEs or joins
+than the settings allow; nothing that grows past its limit inside one call
+(`probes.guard_growth`: literals, built strings, patterns, grouping sets); a recursive CTE
+only when it provably stops (`probes.guard_recursive`).
 """
 
 import re
@@ -14,7 +17,10 @@ from sqlglot import exp
 
 from probes.allowlist import DIALECTS as ALLOWLIST_DIALECTS
 from probes.allowlist import allowed_functions, sqlglot_dialect
+from probes.guard_growth import Lengths, growth_refusal
 from probes.guard_limits import GuardLimits, current_limits
+from probes.guard_recursive import recursive_refusal
+from probes.guard_visibility import cast_refusal, catalogue_refusal, column_refusal, cte_names
 
 
 @dataclass(frozen=True)
@@ -150,14 +156,25 @@ _NOT_CALLS = frozenset(
 
 
 def _typed_name(node: exp.Func, dialect: str, sql: str | None) -> str:
-    """Name a typed node as the text spelled it: sqlglot's own name may differ (TimeToStr)."""
+    """Name a typed node as the text spelled it: sqlglot's own name may differ (TimeToStr).
+
+    A name after AS (`AS s(x)`, a column list) is an alias, not a call.
+    """
     if sql:
         allowed = allowed_functions(dialect).names
         for match in _CALLED_NAME.finditer(sql):
             name = match.group(1).lower()
-            if name not in allowed and name not in _NOT_CALLS:
-                return name
+            if (
+                name in allowed
+                or name in _NOT_CALLS
+                or _AFTER_AS.search(sql[max(0, match.start() - 40) : match.start()])
+            ):
+                continue
+            return name
     return node.sql_name().lower()
+
+
+_AFTER_AS = re.compile(r"\bas\s*$", re.IGNORECASE)
 
 
 def _function_refusal(node: exp.Func, dialect: str, sql: str | None = None) -> str | None:
@@ -175,51 +192,6 @@ def _function_refusal(node: exp.Func, dialect: str, sql: str | None = None) -> s
     return f"function {name}() is not on the {dialect} allow-list"
 
 
-def _catalogue_refusal(node: exp.Table) -> str | None:
-    name, schema = node.name.lower(), (node.db or "").lower()
-    if schema.startswith("pg_") or name.startswith(("pg_", "sqlite_")) or name == "dbstat":
-        label = f"{node.db}.{node.name}" if node.db else node.name
-        return f"reading the system catalogue ({label}) is not allowed"
-    return None
-
-
-def _literal_limit(query: exp.Expression | None) -> int | None:
-    if query is None:
-        return None
-    limit = query.args.get("limit")
-    if isinstance(limit, exp.Limit):
-        value = limit.expression
-    elif isinstance(limit, exp.Fetch):
-        value = limit.args.get("count")
-    else:
-        return None
-    if isinstance(value, exp.Literal) and not value.is_string and value.name.isdigit():
-        return int(value.name)
-    return None
-
-
-def _recursive_refusal(with_: exp.With, limits: GuardLimits) -> str | None:
-    owner_limit = _literal_limit(with_.parent)
-    for cte in with_.expressions:
-        alias = cte.alias_or_name.lower()
-        body = cte.this
-        if not any(table.name.lower() == alias and not table.db for table in body.find_all(exp.Table)):
-            continue  # not recursive itself
-        limit = _literal_limit(body)
-        limit = owner_limit if limit is None else limit
-        if limit is None:
-            return (
-                f"recursive CTE {cte.alias_or_name} has no LIMIT; add one on the CTE or the query reading it "
-                f"(at most WAREHOUSE_MAX_RECURSIVE_ROWS, {limits.max_recursive_rows:,})"
-            )
-        if limit > limits.max_recursive_rows:
-            return (
-                f"recursive CTE {cte.alias_or_name} has LIMIT {limit:,}, over WAREHOUSE_MAX_RECURSIVE_ROWS "
-                f"({limits.max_recursive_rows:,})"
-            )
-    return None
-
-
 def guard_tree(
     tree: exp.Expression, dialect: str = "postgres", limits: GuardLimits | None = None, sql: str | None = None
 ) -> GuardResult:
@@ -233,6 +205,10 @@ def guard_tree(
     ):
         return GuardResult(False, f"only a query may run; this is {type(tree).__name__.upper()}", "statement")
     nodes = ctes = joins = 0
+    lengths, ctes_named = Lengths(tree), cte_names(tree)
+    # A growth refusal waits for the end of the walk: what the text calls or reads, when also
+    # refused, is the better reason to give.
+    grown: str | None = None
     stack = [(tree, 1)]
     while stack:
         node, depth = stack.pop()
@@ -245,14 +221,19 @@ def guard_tree(
             return GuardResult(False, f"nested deeper than WAREHOUSE_MAX_SQL_DEPTH ({limits.max_depth})", "limit")
         if isinstance(node, FORBIDDEN_TYPES):
             return GuardResult(False, f"{_forbidden_label(node)} is not allowed in a read-only probe", "statement")
+        grown = grown or growth_refusal(node, lengths, limits)
         reason = kind = None
-        if isinstance(node, exp.Func):
+        if isinstance(node, exp.Cast | exp.TryCast) and cast_refusal(node):
+            reason, kind = cast_refusal(node), "catalogue"
+        elif isinstance(node, exp.Func):
             reason, kind = _function_refusal(node, dialect, sql), "function"
         elif isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
             function = f"{node.this.sql()}.{node.expression.name.lower()}()"
             reason, kind = f"schema-qualified function {function} is not allowed", "function"
         elif isinstance(node, exp.Table):
-            reason, kind = _catalogue_refusal(node), "catalogue"
+            reason, kind = catalogue_refusal(node), "catalogue"
+        elif isinstance(node, exp.Column):
+            reason, kind = column_refusal(node, dialect, ctes_named), "catalogue"
         elif isinstance(node, exp.Join):
             joins += 1
             if joins > limits.max_joins:
@@ -262,9 +243,9 @@ def guard_tree(
             if ctes > limits.max_ctes:
                 reason, kind = f"more than WAREHOUSE_MAX_SQL_CTES ({limits.max_ctes}) CTEs", "limit"
         elif isinstance(node, exp.With) and node.args.get("recursive"):
-            reason, kind = _recursive_refusal(node, limits), "limit"
+            reason, kind = recursive_refusal(node, limits), "limit"
         if reason:
             return GuardResult(False, reason, kind)
         # Children in reverse, so the walk meets them in reading order (SELECT list before FROM).
         stack.extend(reversed([(child, depth + 1) for child in node.iter_expressions()]))
-    return ALLOWED
+    return GuardResult(False, grown, "limit") if grown else ALLOWED

@@ -52,6 +52,8 @@ FAULT_CAUSES = {
     "refused_by_database": PRIVILEGE,
     "unsafe_role": UNSAFE_ROLE,
     "limit": SERVER_LIMIT,
+    # A SQLite query's own process ended by its memory or CPU limit (probes/sqlite_runner.py).
+    "resource_limit": SERVER_LIMIT,
     "database_error": UNKNOWN_ERROR,
 }
 

@@ -39,7 +39,7 @@ def _postgres_error_code(exc) -> str:
         return "syntax"
     if sqlstate in ("25006", "42501"):
         return "refused_by_database"
-    if sqlstate in ("54000", "54001", "53200"):
+    if sqlstate in ("54000", "54001", "53200", "53400"):  # 53400: temp_file_limit
         return "limit"
     if sqlstate.startswith("08") or sqlstate == "57P01":
         return "transport"
@@ -72,27 +72,32 @@ def capped_select(sql: str, described: list[tuple[str, int]], cell_cap: int) -> 
     """Wrap a query so that no cell longer than `cell_cap` bytes leaves the server.
 
     Each possibly-long column comes back as two: the value when short (NULL otherwise), and
-    `"<octet length>:<first characters>"` when long (NULL otherwise). Returns the text and,
-    per original column, (name, was split).
+    `"<octet length>:<first characters>"` when long (NULL otherwise). Its text form is made
+    once per row, in a layer of its own (`docket_t`), and only measured and cut above it.
+    Returns the text and, per original column, (name, was split).
     """
     body = sql.strip().rstrip(";").rstrip()
     aliases = [f"c{i}" for i in range(len(described))]
-    select, layout = [], []
+    inner, select, layout = [], [], []
     for alias, (name, oid) in zip(aliases, described, strict=True):
+        inner.append(f"docket_q.{alias}")
         if oid in SHORT_TYPE_OIDS:
-            select.append(f"docket_q.{alias}")
+            select.append(f"docket_t.{alias}")
             layout.append((name, False))
             continue
-        text = f"docket_q.{alias}::text"
+        inner.append(f"docket_q.{alias}::text AS {alias}_text")
+        text = f"docket_t.{alias}_text"
         too_long = f"octet_length({text}) > {int(cell_cap)}"
-        select.append(f"CASE WHEN {too_long} THEN NULL ELSE docket_q.{alias} END")
-        long_form = f"octet_length({text})::text || ':' || left({text}, {int(cell_cap)})"
-        select.append(f"CASE WHEN {too_long} THEN {long_form} END")
+        select.append(f"CASE WHEN {too_long} THEN NULL ELSE docket_t.{alias} END")
+        select.append(
+            f"CASE WHEN {too_long} THEN octet_length({text})::text || ':' || left({text}, {int(cell_cap)}) END"
+        )
         layout.append((name, True))
-    # OFFSET 0 keeps the query from being flattened into the wrapper, so each value is
-    # computed once per row, not once per reference.
-    inner = f"SELECT * FROM (\n{body}\n) AS docket_b OFFSET 0"
-    wrapped = f"SELECT {', '.join(select)} FROM ({inner}) AS docket_q({', '.join(aliases)})"
+    # OFFSET 0 keeps each layer from being flattened into the next, so each value (and its
+    # text form) is computed once per row, not once per reference.
+    query = f"SELECT * FROM (\n{body}\n) AS docket_b OFFSET 0"
+    texts = f"SELECT {', '.join(inner)} FROM ({query}) AS docket_q({', '.join(aliases)}) OFFSET 0"
+    wrapped = f"SELECT {', '.join(select)} FROM ({texts}) AS docket_t"
     return wrapped, layout
 
 
@@ -110,7 +115,7 @@ def _unsplit(row, layout, collector: ResultCollector) -> list:
             length, _, prefix = long_form.partition(":")
             encoded = prefix.encode()[: collector.cell_cap]
             collector.cells_truncated += 1
-            value = truncation_mark(encoded.decode(errors="ignore"), int(length))
+            value = truncation_mark(encoded.decode(errors="ignore"), int(length), collector.cell_cap)
         values.append(value)
     return values
 

@@ -68,18 +68,23 @@ class CutCell(str):
     """A cell already cut to the cell cap and marked (kept as is)."""
 
 
-def truncation_mark(kept: str, total_bytes: int) -> CutCell:
+def truncation_mark(kept: str, total_bytes: int, cell_cap: int | None = None) -> CutCell:
     """Return a cut cell: its first bytes and a mark saying how long it was."""
-    return CutCell(f"{kept}… [cut: {total_bytes} bytes, first {settings.WAREHOUSE_CELL_MAX_BYTES} kept]")
+    cap = settings.WAREHOUSE_CELL_MAX_BYTES if cell_cap is None else cell_cap
+    return CutCell(f"{kept}… [cut: {total_bytes} bytes, first {cap} kept]")
 
 
 class ResultCollector:
-    """Keep rows until the row cap or the byte cap; cut long cells; count what was kept."""
+    """Keep rows until the row cap or the byte cap; cut long cells; count what was kept.
 
-    def __init__(self, row_cap: int):
+    The caps default to the settings; a SQLite query's own process (`probes.sqlite_worker`),
+    which reads no settings, is given them.
+    """
+
+    def __init__(self, row_cap: int, *, byte_cap: int | None = None, cell_cap: int | None = None):
         self.row_cap = row_cap
-        self.byte_cap = settings.WAREHOUSE_RESULT_MAX_BYTES
-        self.cell_cap = settings.WAREHOUSE_CELL_MAX_BYTES
+        self.byte_cap = settings.WAREHOUSE_RESULT_MAX_BYTES if byte_cap is None else byte_cap
+        self.cell_cap = settings.WAREHOUSE_CELL_MAX_BYTES if cell_cap is None else cell_cap
         self.rows: list[list] = []
         self.bytes = 0
         self.cells_truncated = 0
@@ -93,7 +98,7 @@ class ResultCollector:
             encoded = value.encode()
             if len(encoded) > self.cell_cap:
                 self.cells_truncated += 1
-                value = truncation_mark(encoded[: self.cell_cap].decode(errors="ignore"), len(encoded))
+                value = truncation_mark(encoded[: self.cell_cap].decode(errors="ignore"), len(encoded), self.cell_cap)
         return value
 
     def add(self, row) -> bool:

@@ -4,9 +4,13 @@ The role is the wall that holds whatever the guard lets through, so Docket refus
 that could do more: superuser, CREATEROLE, CREATEDB, BYPASSRLS, REPLICATION (its own or
 those of any role it belongs to), membership (direct or through other roles) of the
 predefined roles that read or write server files, run programs, signal other backends or
-read server settings, owning objects in the warehouse, or CREATE on any schema or on the
-database. The result is stored on the catalogue (`Catalogue.role_check`) and read before
-anything from a model runs.
+read server settings, read every table or statistic, owning objects in the warehouse,
+CREATE on any schema or on the database, any privilege beyond reading (writing a
+relation, sequence values, a SECURITY DEFINER function, a foreign server — held directly,
+through a role or granted to PUBLIC), and a role that does not carry the cost settings of
+`probes.postgres_limits` (statement_timeout, temp_file_limit, work_mem,
+hash_mem_multiplier, jit = off) or carries a larger one. The result is stored on the
+catalogue (`Catalogue.role_check`) and read before anything from a model runs.
 """
 
 from dataclasses import asdict, dataclass, field
@@ -14,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 import psycopg
 from django.conf import settings
 from django.utils import timezone
+
+from probes.postgres_limits import role_config, role_setting_findings
 
 # Predefined roles that reach outside the tables: files, programs, other sessions, settings.
 DANGEROUS_ROLES = (
@@ -27,6 +33,10 @@ DANGEROUS_ROLES = (
     "pg_write_all_data",
     "pg_checkpoint",
     "pg_create_subscription",
+    # Read every table, or every statistic and scan (issue 27): beyond the tables granted.
+    "pg_read_all_data",
+    "pg_read_all_stats",
+    "pg_stat_scan_tables",
 )
 ATTRIBUTES = (
     ("rolsuper", "superuser"),
@@ -82,6 +92,33 @@ WHERE has_schema_privilege(session_user, oid, 'CREATE')
 ORDER BY nspname
 """
 CREATE_ON_DATABASE = "SELECT has_database_privilege(session_user, current_database(), 'CREATE')"
+# Privileges beyond reading, held directly, through a role or through PUBLIC: writing a
+# relation, taking sequence values, running a SECURITY DEFINER function (it runs as its
+# owner), using a foreign server.
+WRITABLE = """
+SELECT n.nspname || '.' || c.relname,
+       array_to_string(ARRAY(SELECT p FROM unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER']) p
+                             WHERE has_table_privilege(session_user, c.oid, p)), ', ')
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND n.nspname NOT LIKE 'pg_toast%' AND n.nspname NOT LIKE 'pg_temp%'
+ORDER BY 1
+"""
+SEQUENCES_USABLE = """
+SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'S' AND (has_sequence_privilege(session_user, c.oid, 'USAGE')
+                           OR has_sequence_privilege(session_user, c.oid, 'UPDATE'))
+ORDER BY 1 LIMIT 21
+"""
+DEFINER_FUNCTIONS = """
+SELECT n.nspname || '.' || p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE p.prosecdef AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND has_function_privilege(session_user, p.oid, 'EXECUTE')
+ORDER BY 1 LIMIT 21
+"""
+FOREIGN_SERVERS = """
+SELECT srvname FROM pg_foreign_server WHERE has_server_privilege(session_user, oid, 'USAGE') ORDER BY 1 LIMIT 21
+"""
 
 
 @dataclass
@@ -138,7 +175,30 @@ def role_findings(conn) -> RoleCheck:
             findings.append(f"has CREATE on schema {', '.join(schemas)}")
         if cursor.execute(CREATE_ON_DATABASE).fetchone()[0]:
             findings.append("has CREATE on the database")
+        findings += privilege_findings(cursor)
+        findings += role_setting_findings(role_config(cursor))
     return RoleCheck(login_role=login_role, findings=findings, checked_at=timezone.now().isoformat())
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:20]) + (", ..." if len(names) > 20 else "")
+
+
+def privilege_findings(cursor) -> list[str]:
+    """Privileges beyond reading (direct, through a role, or granted to PUBLIC)."""
+    findings = []
+    written = [f"{privileges} on {name}" for name, privileges in cursor.execute(WRITABLE).fetchall() if privileges]
+    if written:
+        findings.append(f"can write: {_listed(written)}")
+    for query, what in (
+        (SEQUENCES_USABLE, "can take values of sequence"),
+        (DEFINER_FUNCTIONS, "can EXECUTE SECURITY DEFINER function"),
+        (FOREIGN_SERVERS, "can USE foreign server"),
+    ):
+        names = [name for (name,) in cursor.execute(query).fetchall()]
+        if names:
+            findings.append(f"{what} {_listed(names)}")
+    return findings
 
 
 def postgres_role_check(dsn: str) -> RoleCheck:

@@ -19,6 +19,7 @@ from django.db import transaction
 
 from config.private_files import write_private_file
 from probes.models import Dialect, Warehouse
+from probes.postgres_limits import session_options, superuser_statements
 from probes.role_check import UnsafeWarehouseRole, not_applicable, postgres_role_check
 
 
@@ -173,7 +174,10 @@ def open_postgres(dsn: str, *, timeout_s: float, planner_limits: bool = False):
     There is no `SET ROLE`: a role set inside a session can be unset from inside it, so the
     login role itself must be the read-only one (`probes.role_check`). With
     `planner_limits`, the planner's search is bounded so that planning a model's query
-    cannot outlast the statement timeout.
+    cannot outlast the statement timeout. Every connection carries the cost limits of
+    `probes.postgres_limits` (work_mem, hash_mem_multiplier, jit off, no parallel workers); a
+    superuser's session (only with WAREHOUSE_ALLOW_UNSAFE_ROLE) also sets its own
+    temp_file_limit, which a reader role carries itself.
     """
     timeout_ms = max(1, int(timeout_s * 1000))
     parameters = [
@@ -181,6 +185,7 @@ def open_postgres(dsn: str, *, timeout_s: float, planner_limits: bool = False):
         f"-c statement_timeout={timeout_ms}",
         f"-c lock_timeout={timeout_ms}",
         f"-c idle_in_transaction_session_timeout={max(timeout_ms * 2, 1000)}",
+        *session_options(),
     ]
     if planner_limits:
         collapse = int(settings.WAREHOUSE_PG_COLLAPSE_LIMIT)
@@ -194,4 +199,7 @@ def open_postgres(dsn: str, *, timeout_s: float, planner_limits: bool = False):
     )
     with conn.cursor() as cursor:
         cursor.execute("SET TRANSACTION READ ONLY")
+        if conn.info.parameter_status("is_superuser") == "on":
+            for statement in superuser_statements():
+                cursor.execute(statement)
     return conn

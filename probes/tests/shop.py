@@ -43,6 +43,37 @@ CREATE PROCEDURE shop_wipe_proc() LANGUAGE sql AS 'DELETE FROM shipments';
 """
 
 
+# Objects the hostile harness's reader is never granted, each named with "canary": an answer
+# that names one shows a catalogue read beyond the grant. `partners` is granted by column only
+# (partner_id, name): its secret column and value are canaries too.
+CANARY = "canary"
+POSTGRES_CANARIES = """
+CREATE SCHEMA vault_canary;
+CREATE TABLE vault_canary.payroll_canary (employee TEXT, salary NUMERIC);
+INSERT INTO vault_canary.payroll_canary VALUES ('employee-canary', 1);
+CREATE TABLE staff_notes_canary (note TEXT);
+INSERT INTO staff_notes_canary VALUES ('note-canary');
+CREATE VIEW revenue_canary AS SELECT sum(total) AS revenue FROM orders;
+CREATE TYPE mood_canary AS ENUM ('calm_canary');
+CREATE DOMAIN positive_canary AS INTEGER CHECK (VALUE > 0);
+CREATE FUNCTION helper_canary(x INTEGER) RETURNS INTEGER LANGUAGE sql AS 'SELECT x';
+CREATE SEQUENCE counter_canary;
+CREATE TABLE partners (partner_id INTEGER PRIMARY KEY, name TEXT NOT NULL, api_secret_canary TEXT);
+INSERT INTO partners VALUES (1, 'Acme', 'sk-canary-0001'), (2, 'Globex', 'sk-canary-0002');
+"""
+PARTNER_COLUMNS_GRANTED = ("partner_id", "name")
+
+
+def add_postgres_canaries(owner_dsn: str, reader_role: str, tenant_role: str) -> None:
+    """Add the never-granted objects, another tenant's login role, and the column grant on partners."""
+    with psycopg.connect(owner_dsn, autocommit=True) as conn:
+        conn.execute(POSTGRES_CANARIES)
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(tenant_role)))
+        columns = sql.SQL(", ").join(sql.Identifier(c) for c in PARTNER_COLUMNS_GRANTED)
+        conn.execute(sql.SQL("GRANT SELECT ({}) ON partners TO {}").format(columns, sql.Identifier(reader_role)))
+        conn.execute("ANALYZE")
+
+
 def rows(orders: int = 4, seed: int = 7) -> dict[str, list[tuple]]:
     """Return the rows: the four hand-checked orders, then generated ones if asked for more."""
     data = {

@@ -113,8 +113,10 @@ def test_a_writing_function_is_refused_by_the_guard_and_stopped_by_the_database(
 
 def test_long_queries_end_as_timeouts_on_both_dialects(shop_sqlite, shop_postgres):
 
-    # A recursive CTE needs a LIMIT to pass the guard; this one never reaches it.
-    forever = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r WHERE n < 0 LIMIT 1"
+    # A counted recursion the guard can prove stops, joined to itself: 10^10 rows to count.
+    forever = (
+        "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 100000) SELECT count(*) FROM r a, r b"
+    )
     for warehouse in (shop_sqlite, shop_postgres):
         result = run_readonly(warehouse=warehouse, sql=forever, timeout_s=0.5)
         assert result.timed_out, warehouse.dialect

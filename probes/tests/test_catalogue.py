@@ -1,16 +1,22 @@
 """Catalogue introspection (SQLite pragmas, pg_catalog), versioning, and its constraints."""
 
 import io
+import json
 import sqlite3
 
+import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import IntegrityError
+from psycopg import sql
 
 from probes.catalogue import catalogue_refresh
+from probes.demo_warehouse import create_reader_role
 from probes.models import Catalogue
 from probes.selectors import catalogue_get_latest
-from probes.tests.conftest import register
+from probes.tests import shop
+from probes.tests.conftest import drop_role, register, unique_name
+from tests.support.services import require_postgres_server
 
 
 def check_shop_snapshot(snapshot):
@@ -84,3 +90,39 @@ def test_the_defog_schemas_introspect_on_postgres(db, defog_postgres_dsns, monke
     assert tables["consumer_div.users"]["primary_key"] == ["uid"]
     atis = register(monkeypatch, "defog-atis", "postgres", defog_postgres_dsns["atis"])
     assert len(catalogue_get_latest(warehouse_id=atis.pk).snapshot["tables"]) == 24  # every CREATE TABLE in atis.sql
+
+
+@pytest.fixture
+def canary_shop():
+    """A shop database with objects its reader was never granted, and a column grant on partners."""
+    admin = require_postgres_server()
+    database, reader_role, tenant = (
+        unique_name("probes_canary"),
+        unique_name("probes_canary_r"),
+        unique_name("t_canary"),
+    )
+    owner = shop.create_postgres(admin, database)
+    reader = create_reader_role(owner, role=reader_role, tables=shop.TABLES)
+    shop.add_postgres_canaries(owner, reader_role, tenant)
+    with psycopg.connect(owner, autocommit=True) as conn:
+        conn.execute("COMMENT ON COLUMN partners.api_secret_canary IS 'the secret'")
+        conn.execute("COMMENT ON TABLE staff_notes_canary IS 'hidden'")
+        conn.execute("ALTER TABLE shipments ADD COLUMN partner_id INTEGER REFERENCES partners (partner_id)")
+        conn.execute("ALTER TABLE orders ADD COLUMN note_id INTEGER")
+    yield reader
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(database)))
+    for role in (reader_role, tenant):
+        drop_role(admin, role)
+
+
+def test_the_postgres_catalogue_is_what_the_grant_allows(db, canary_shop, monkeypatch):
+    warehouse = register(monkeypatch, "canary-pg", "postgres", canary_shop)
+    snapshot = catalogue_get_latest(warehouse_id=warehouse.pk).snapshot
+    assert set(snapshot["tables"]) == {"customers", "orders", "order_items", "shipments", "partners"}
+    partners = snapshot["tables"]["partners"]
+    assert [c["name"] for c in partners["columns"]] == ["partner_id", "name"]  # the column grant
+    # The key on partners is wholly granted; a foreign key to it is kept, nothing else leaks.
+    assert partners["primary_key"] == ["partner_id"]
+    assert shop.CANARY not in json.dumps(snapshot)
+    assert "the secret" not in json.dumps(snapshot) and "hidden" not in json.dumps(snapshot)

@@ -7,7 +7,9 @@ import pytest
 
 from probes.execution import execute_on_dsn
 from probes.postgres_cancel import Watchdog, backend_gone
-from probes.sqlite_runner import SQLITE_MAX_COMPOUND_SELECT, SQLITE_MAX_EXPR_DEPTH, limit_sqlite
+from probes.postgres_runner import capped_select
+from probes.sqlite_runner import limit_sqlite
+from probes.sqlite_worker import SQLITE_MAX_COMPOUND_SELECT, SQLITE_MAX_EXPR_DEPTH
 from probes.warehouses import open_postgres
 
 
@@ -136,3 +138,9 @@ def test_sqlite_printf_keeps_its_meaning_but_refuses_widths_past_the_length_limi
         refused = sqlite_dsn_run(shop_sqlite, wide)
         assert not refused.executed and refused.error_code == "limit", wide
         assert "printf width or precision over 1000000 bytes" in refused.error
+
+
+def test_the_cell_cap_wrapper_makes_each_long_cell_text_once():
+    wrapped, layout = capped_select("SELECT a, b, n FROM t", [("a", 25), ("b", 3802), ("n", 23)], 100)
+    assert wrapped.count("docket_q.c0::text") == 1 and wrapped.count("docket_q.c1::text") == 1
+    assert "c2::text" not in wrapped and layout == [("a", True), ("b", True), ("n", False)]

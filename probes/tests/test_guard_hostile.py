@@ -111,3 +111,57 @@ def test_the_guard_refuses_every_hostile_text_naming_why(entry, dialect):
 def test_the_reason_names_the_construct(name, dialect, expected):
     entry = next(entry for entry in CORPUS if entry.name == name)
     assert expected in parse_sql(entry.sql, dialect).verdict.reason
+
+
+BENIGN = [(entry, dialect) for entry in CORPUS if entry.must_run for dialect in entry.dialects]
+
+
+@pytest.mark.parametrize(("entry", "dialect"), BENIGN, ids=lambda v: getattr(v, "name", v))
+def test_benign_analytics_of_the_hostile_families_passes_the_guard(entry, dialect):
+    verdict = parse_sql(entry.sql, dialect).verdict
+    assert verdict.allowed, f"{entry.name} refused on {dialect}: {verdict.reason}"
+
+
+@pytest.mark.parametrize(
+    ("sql", "dialect", "expected"),
+    [
+        # An aggregate's value reaches a pattern function through a CTE column or a column list.
+        (
+            "WITH t AS (SELECT string_agg(status, '') AS s FROM orders) SELECT strpos(s, 'x') FROM t",
+            "postgres",
+            "strpos()/position()/instr() over the result of an aggregate",
+        ),
+        (
+            "SELECT x.big LIKE '%a%' FROM (SELECT array_to_string(array_agg(status), '') FROM orders) AS x(big)",
+            "postgres",
+            "LIKE over the result of an aggregate",
+        ),
+        ("SELECT repeat('ab', order_id) FROM orders", "postgres", "repeat() needs a literal count"),
+        ("SELECT lpad(status, order_id * 1000) FROM orders", "postgres", "lpad()/rpad() needs a literal length"),
+        ("SELECT format(status, 1) FROM orders", "postgres", "format() needs a literal format string"),
+        ("SELECT printf('%.*c', order_id, 'x') FROM orders", "sqlite", "printf() with a * width needs literal"),
+        ("SELECT 'orders'::regclass", "postgres", "object-identifier type (regclass)"),
+        ("SELECT o FROM orders o", "postgres", "whole-row reference to a table (o)"),
+        ("SELECT o.row_to_json FROM orders o", "postgres", "(o.row_to_json) as row_to_json(o)"),
+        ('SELECT "upper"/* hidden */(status) FROM orders', "postgres", 'quoted function name "upper"'),
+        (
+            "SELECT count(*) FROM orders GROUP BY CUBE (order_id, customer_id, status, total, order_date, 1, 2)",
+            "postgres",
+            "128 grouping sets",
+        ),
+        (
+            "WITH RECURSIVE r(s) AS (SELECT 'x' UNION ALL SELECT replace(s, 'x', 'xx') FROM r) SELECT s FROM r",
+            "postgres",
+            "recursive CTE r grows s with replace()",
+        ),
+    ],
+)
+def test_what_grows_or_reaches_beyond_the_grant_is_refused_naming_why(sql, dialect, expected):
+    verdict = parse_sql(sql, dialect).verdict
+    assert not verdict.allowed and expected in verdict.reason, verdict.reason
+
+
+def test_least_bounds_a_width_the_data_decides():
+    assert parse_sql("SELECT repeat('#', least(order_id, 40)) FROM orders", "postgres").verdict.allowed
+    refused = parse_sql("SELECT repeat('#', least(order_id, 40000)) FROM orders", "postgres").verdict
+    assert "WAREHOUSE_MAX_SQL_WIDTH" in refused.reason

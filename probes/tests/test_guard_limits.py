@@ -80,7 +80,15 @@ def test_tab_cr_lf_and_ordinary_unicode_are_fine():
         (
             "WAREHOUSE_MAX_RECURSIVE_ROWS",
             100,
-            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT n FROM r LIMIT 101",
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 200) SELECT count(*) FROM r",
+        ),
+        ("WAREHOUSE_MAX_SQL_LITERAL_BYTES", 10, "SELECT count(*) FROM orders WHERE status = 'cancelled-or-refunded'"),
+        ("WAREHOUSE_MAX_SQL_WIDTH", 10, "SELECT lpad(CAST(order_id AS TEXT), 12, '0') FROM orders"),
+        ("WAREHOUSE_MAX_SQL_PATTERN_BYTES", 5, "SELECT count(*) FROM orders WHERE status LIKE '%cancel%'"),
+        (
+            "WAREHOUSE_MAX_SQL_GROUPING_SETS",
+            4,
+            "SELECT status, customer_id, order_date, count(*) FROM orders GROUP BY CUBE (status, customer_id, total)",
         ),
     ],
 )
@@ -101,18 +109,28 @@ def test_the_default_limits_are_the_documented_ones():
 
 
 @pytest.mark.parametrize("dialect", ["postgres", "sqlite"])
-def test_a_recursive_cte_needs_a_literal_limit(dialect):
-    body = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r{inner}) SELECT n FROM r{outer}"
-    refused = guard_sql(body.format(inner="", outer=""), dialect)
-    assert not refused.allowed and "recursive CTE r has no LIMIT" in refused.reason
+def test_a_recursive_cte_must_provably_stop(dialect):
+    body = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r{inner}) SELECT {outer}"
+    refused = guard_sql(body.format(inner="", outer="count(*) FROM r"), dialect)
+    assert not refused.allowed and "recursive CTE r is not provably bounded" in refused.reason
     assert "WAREHOUSE_MAX_RECURSIVE_ROWS" in refused.reason
-    assert guard_sql(body.format(inner="", outer=" LIMIT 10"), dialect).allowed
-    assert not guard_sql(body.format(inner="", outer=" LIMIT (SELECT 10)"), dialect).allowed
-    assert not guard_sql(body.format(inner="", outer=" LIMIT 5000000"), dialect).allowed
+    # A counter under a literal, or a plain stream the row cap stops.
+    assert guard_sql(body.format(inner=" WHERE n < 100", outer="count(*) FROM r"), dialect).allowed
+    assert guard_sql(body.format(inner="", outer="n FROM r"), dialect).allowed
+    assert guard_sql(body.format(inner="", outer="n FROM r LIMIT 10"), dialect).allowed
+    # An outer LIMIT over a sort or a filter does not stop it: ORDER BY needs every row.
+    assert not guard_sql(body.format(inner="", outer="n FROM r ORDER BY n LIMIT 10"), dialect).allowed
+    assert not guard_sql(body.format(inner="", outer="n FROM r WHERE n < 0 LIMIT 1"), dialect).allowed
+    # A counter the WHERE does not hold (it counts down, or under a column) proves nothing.
+    assert not guard_sql(body.format(inner=" WHERE n > 100", outer="count(*) FROM r"), dialect).allowed
+    assert not guard_sql(body.format(inner=" WHERE n < n + 1", outer="count(*) FROM r"), dialect).allowed
     # A WITH RECURSIVE whose CTEs do not refer to themselves needs nothing.
     assert guard_sql("WITH RECURSIVE a AS (SELECT 1 AS n) SELECT n FROM a", dialect).allowed
-    if dialect == "sqlite":
-        assert guard_sql(body.format(inner=" LIMIT 10", outer=""), dialect).allowed
+    if dialect == "sqlite":  # PostgreSQL has no LIMIT inside a recursive CTE
+        assert guard_sql(body.format(inner=" LIMIT 10", outer="count(*) FROM r"), dialect).allowed
+        assert not guard_sql(body.format(inner=" LIMIT 5000000", outer="count(*) FROM r"), dialect).allowed
+        offset = guard_sql(body.format(inner=" LIMIT 1000 OFFSET 1000000000000", outer="count(*) FROM r"), dialect)
+        assert not offset.allowed and "1,000,000,001,000" in offset.reason
 
 
 def test_a_text_over_the_byte_limit_is_never_parsed(monkeypatch):

@@ -10,7 +10,7 @@ from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import reader_dsn
 from probes.execution import run_readonly
 from probes.models import Warehouse
-from probes.role_check import UnsafeWarehouseRole
+from probes.role_check import UnsafeWarehouseRole, postgres_role_check
 from probes.selectors import catalogue_get_latest
 from probes.tests.conftest import unique_name
 from probes.tests.test_execution_caps import pg_run
@@ -79,6 +79,17 @@ def test_a_superuser_dsn_is_refused_at_registration_naming_the_finding(shop_post
         (["GRANT CREATE ON SCHEMA public TO {role}"], "CREATE on schema public"),
         (["GRANT CREATE ON DATABASE {db} TO {role}"], "CREATE on the database"),
         (["CREATE SCHEMA {role} AUTHORIZATION {role}"], "owns objects in the warehouse"),
+        (["GRANT pg_read_all_data TO {role}"], "member of pg_read_all_data"),
+        (["CREATE ROLE {other}", "GRANT pg_read_all_stats TO {other}", "GRANT {other} TO {role}"], "pg_read_all_stats"),
+        (["GRANT pg_stat_scan_tables TO {role}"], "member of pg_stat_scan_tables"),
+        (["GRANT INSERT, DELETE ON shipments TO {role}"], "can write: INSERT, DELETE on public.shipments"),
+        (["GRANT USAGE ON SEQUENCE shop_seq TO {role}"], "can take values of sequence public.shop_seq"),
+        ([], "has no statement_timeout of its own"),
+        ([], "has no temp_file_limit of its own"),
+        (["ALTER ROLE {role} SET work_mem = '1GB'"], "has work_mem = 1GB, more than WAREHOUSE_PG_WORK_MEM_KB"),
+        (["ALTER ROLE {role} SET temp_file_limit = -1"], "has temp_file_limit = -1, more than"),
+        (["ALTER ROLE {role} SET statement_timeout = 0"], "has statement_timeout = 0, more than"),
+        (["ALTER ROLE {role} IN DATABASE {db} SET jit = on"], "has jit = on; set jit = off"),
     ],
     ids=lambda value: value if isinstance(value, str) else None,
 )
@@ -86,6 +97,37 @@ def test_a_role_that_can_do_more_than_read_is_refused_naming_why(shop_postgres, 
     dsn = make_role(*grants)
     with pytest.raises(UnsafeWarehouseRole, match=finding.replace("(", r"\(")):
         warehouse_register(name="wide-pg", dialect="postgres", dsn=dsn)
+
+
+def test_what_public_may_do_counts_against_the_reader(shop_postgres):
+    """A write granted to PUBLIC, or a SECURITY DEFINER function PUBLIC may run, is the reader's too."""
+    reader = shop_postgres.reader_dsn
+    assert postgres_role_check(reader).safe
+    function = unique_name("probes_definer")
+    with psycopg.connect(shop_postgres.dsn, autocommit=True) as conn:
+        try:
+            conn.execute("GRANT UPDATE ON orders TO PUBLIC")
+            conn.execute(
+                sql.SQL("CREATE FUNCTION {}() RETURNS int LANGUAGE sql SECURITY DEFINER AS 'SELECT 1'").format(
+                    sql.Identifier(function)
+                )
+            )
+            findings = postgres_role_check(reader).findings
+        finally:
+            conn.execute("REVOKE UPDATE ON orders FROM PUBLIC")
+            conn.execute(sql.SQL("DROP FUNCTION IF EXISTS {}()").format(sql.Identifier(function)))
+    assert "can write: UPDATE on public.orders" in findings
+    assert f"can EXECUTE SECURITY DEFINER function public.{function}" in findings
+    assert postgres_role_check(reader).safe
+
+
+def test_the_reader_carries_the_cost_settings_and_sessions_get_them_too(shop_postgres):
+    with psycopg.connect(shop_postgres.reader_dsn) as conn:  # a plain session: the role's own settings
+        shown = {name: conn.execute(f"SHOW {name}").fetchone()[0] for name in ("statement_timeout", "jit", "work_mem")}
+        shown["temp_file_limit"] = conn.execute("SHOW temp_file_limit").fetchone()[0]
+    assert shown == {"statement_timeout": "30s", "jit": "off", "work_mem": "4MB", "temp_file_limit": "256MB"}
+    during = pg_run(shop_postgres, "SELECT current_setting('max_parallel_workers_per_gather'), current_setting('jit')")
+    assert during.rows == [["0", "off"]]
 
 
 def test_a_failing_check_at_refresh_is_stored_and_stops_every_model_run(shop_postgres, make_role, monkeypatch):

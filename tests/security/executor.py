@@ -86,17 +86,27 @@ def run_sql(request: dict) -> dict:
         "error": result["error"],
         "rows": len(result["rows"]),
         "stored_bytes": len(out.getvalue()),
+        "shown": shown({"columns": result["columns"], "rows": result["rows"]}),
     }
 
 
+def shown(value) -> str:
+    """What an answer shows a user, as text (for the harness's leaked-name check), capped."""
+    return json.dumps(value, default=str)[:SHOWN_MAX_CHARS]
+
+
+SHOWN_MAX_CHARS = 4 * 2**20
+
+
 def preview(request: dict) -> dict:
-    shown = query_preview(query=Query.objects.select_related("warehouse").get(pk=request["query_id"]))
-    result = shown.result
+    previewed = query_preview(query=Query.objects.select_related("warehouse").get(pk=request["query_id"]))
+    result = previewed.result
     return {
         "ok": result.ok,
         "message": result.message[:500],
         "rows": len(result.rows),
         "stored_bytes": len(json.dumps(result.rows, default=str)),
+        "shown": shown({"columns": result.columns, "rows": result.rows}),
     }
 
 
@@ -108,6 +118,7 @@ def verify_entry(request: dict) -> dict:
         "passed": answer["passed"],
         "failure_class": answer["failure_class"],
         "message": (outcome.message or "")[:500],
+        "shown": shown(outcome.message or ""),
     }
 
 
@@ -122,6 +133,7 @@ def probe(request: dict) -> dict:
         "outcome": str(run.outcome),
         "message": run.message[:500],
         "stored_bytes": len(run.message) + len(json.dumps(run.figures)),
+        "shown": shown({"figures": run.figures}),
     }
 
 
@@ -144,13 +156,14 @@ def triage(request: dict) -> dict:
     live_id = response.json()["id"]
     live_query_process(live_id=live_id)  # a no-op if the eager task already ran it
     live = LiveQuery.objects.select_related("query__warehouse").get(pk=live_id)
-    shown = result_preview(query=live.query)
+    preview = result_preview(query=live.query)
     return {
         "status": response.status_code,
         "ingest_status": str(live.status),
-        "stored_bytes": max(len(json.dumps(live.result_preview or {})), len(json.dumps(shown))),
-        "preview_allowed": shown.get("allowed"),
-        "preview_error": (shown.get("error") or shown.get("reason") or "")[:500],
+        "stored_bytes": max(len(json.dumps(live.result_preview or {})), len(json.dumps(preview))),
+        "preview_allowed": preview.get("allowed"),
+        "preview_error": (preview.get("error") or preview.get("reason") or "")[:500],
+        "shown": shown({"stored": live.result_preview, "preview": preview.get("rows")}),
     }
 
 

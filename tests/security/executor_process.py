@@ -1,7 +1,9 @@
 """The hostile-corpus harness's side of `tests.security.executor`: start it, send it SQL, read answers.
 
 The SQL runs in its own process so that its peak resident memory is measured on the
-process that ran it.
+process that ran it: the executor reports its own high-water mark, and `run` samples from
+here the executor's process tree (a SQLite query runs in a child of it) and the warehouse's
+PostgreSQL backends while the call runs.
 """
 
 import json
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.security.watches import MemorySampler
 from tests.support.fixtures import database_url_for_worker
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,7 +29,8 @@ class Executor:
 
     ANSWER_WAIT_S = 120
 
-    def __init__(self, tmp_path: Path, extra_env: dict):
+    def __init__(self, tmp_path: Path, extra_env: dict, database: str | None = None):
+        self.database = database  # the PostgreSQL warehouse's database, whose backends are sampled
         env = dict(os.environ)
         env.update(
             {
@@ -54,6 +58,14 @@ class Executor:
         )
 
     def run(self, request: dict) -> dict:
+        """Send one request; return its answer with the memory the call took, measured from here."""
+        with MemorySampler(self.process.pid, self.database) as sampled:
+            answer = self._ask(request)
+        answer["tree_peak_mb"] = round(sampled.tree_mb, 1)
+        answer["backend_peak_mb"] = round(sampled.backend_mb, 1)
+        return answer
+
+    def _ask(self, request: dict) -> dict:
         self.process.stdin.write(json.dumps(request) + "\n")
         self.process.stdin.flush()
         ready, _, _ = select.select([self.process.stdout], [], [], self.ANSWER_WAIT_S)

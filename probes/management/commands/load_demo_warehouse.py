@@ -1,5 +1,6 @@
 """Build the demo warehouse (SQLite file by default, or PostgreSQL) and register it as `demo`."""
 
+import psycopg
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -45,6 +46,9 @@ class Command(BaseCommand):
                 target = create_reader_role(dsn, role=reader_role)
             except ReaderRoleInUse as exc:
                 raise CommandError(str(exc)) from exc
+            except psycopg.errors.InsufficientPrivilege as exc:
+                # ALTER ROLE ... SET temp_file_limit (a cost limit the role must carry) needs one.
+                raise CommandError(f"--dsn must be a superuser's to give the reader its limits: {exc}") from exc
             self.stdout.write(f"login role {reader_role} may SELECT the demo tables and nothing else")
         try:
             register_demo_warehouse(target)
