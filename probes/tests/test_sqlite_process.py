@@ -6,9 +6,10 @@ from pathlib import Path
 from probes.execution import execute_on_dsn
 from probes.sqlite_runner import fork_server, sqlite_run
 
-# One call of instr() over an 8 MB string with a 3 KB needle: SQLite's progress handler
-# never runs inside it, so only killing its process can stop it at the deadline.
-UNINTERRUPTIBLE = "SELECT instr(printf('%.8000000c', 'a'), printf('%.3000c', 'a') || 'b')"
+# One call of instr() over an 8 MB string with a 30 KB needle (about 5 s on a quiet core; the
+# test waits 0.55 s): SQLite's progress handler never runs inside it, so only killing its
+# process can stop it at the deadline. A 3 KB needle took 0.4 s, too close to the kill.
+UNINTERRUPTIBLE = "SELECT instr(printf('%.8000000c', 'a'), printf('%.30000c', 'a') || 'b')"
 
 
 def run(warehouse, sql, timeout_s=2.0, row_cap=1000):
