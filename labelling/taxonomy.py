@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max, Q
 
 from labelling.error_classes import (
@@ -65,11 +65,15 @@ def taxonomy_default() -> Taxonomy:
     taxonomy = Taxonomy.objects.filter(name=DEFAULT_TAXONOMY).first()
     if taxonomy is not None:
         return taxonomy
-    with transaction.atomic():
-        taxonomy = Taxonomy.objects.create(name=DEFAULT_TAXONOMY, description="Docket's default error classes for SQL.")
-        for position, name in enumerate(ErrorClass.values):
-            TaxonomyClass.objects.create(taxonomy=taxonomy, name=name, position=position)
-        _snapshot(taxonomy, "Docket's default")
+    try:
+        with transaction.atomic():
+            taxonomy = Taxonomy.objects.create(name=DEFAULT_TAXONOMY, description="Docket's default error classes for SQL.")
+            for position, name in enumerate(ErrorClass.values):
+                TaxonomyClass.objects.create(taxonomy=taxonomy, name=name, position=position)
+            _snapshot(taxonomy, "Docket's default")
+    except IntegrityError:
+        # Another request recreated it between our read and our insert: theirs is the default.
+        return Taxonomy.objects.get(name=DEFAULT_TAXONOMY)
     return taxonomy
 
 
