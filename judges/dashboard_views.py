@@ -17,7 +17,7 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from config.roles import ML_ENGINEER, role_required
+from config.roles import VIEW_JUDGES, permission_required
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.charts import PALETTE, ensemble_scatter, error_class_chart, heatmap, upset_chart
 from judges.dashboard_classes import category_rows, guess_sections, slice_view
@@ -122,7 +122,7 @@ def newer_version(version: GoldSetVersion) -> GoldSetVersion | None:
     )
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_index(request):
     """Open the dashboard on the gold-set version with the latest completed run."""
     latest = (
@@ -137,7 +137,7 @@ def dashboard_index(request):
     return redirect(f"{target}?{request.GET.urlencode()}" if request.GET else target)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard(request, version_id: int):
     """Show judges, overlap, ensembles and error classes for one gold-set version and run selection."""
     try:
@@ -178,7 +178,7 @@ def dashboard(request, version_id: int):
     return render(request, "judges/dashboard.html", context)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_report_json(request, version_id: int):
     """Download the same report dict as `judge_report --format json` (same run selection)."""
     try:
@@ -191,7 +191,7 @@ def dashboard_report_json(request, version_id: int):
     return response
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_ensemble(request, version_id: int):
     """Return the explorer's result for the chosen judges, rule and k, and marginal values."""
     try:
@@ -228,7 +228,7 @@ def ensemble_k(rule: str, raw: str | None, n_members: int) -> int | None:
     return k
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_missed(request, version_id: int):
     """List wrong items by their probability of being missed (a heatmap cell or an UpSet bar).
 
@@ -270,7 +270,7 @@ def dashboard_missed(request, version_id: int):
     return render(request, "judges/dashboard.html#missed-items", context)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_cell(request, version_id: int):
     """List the items of one confusion-matrix cell: a judge's majority decision × the gold label."""
     try:
@@ -294,7 +294,7 @@ def _cell_template(request) -> str:
     return "judges/dashboard_trends.html#cell-items" if request.htmx else "judges/dashboard_cell_page.html"
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_item(request, version_id: int, query_id: int):
     """Show every verdict of every judge on one item, side by side."""
     version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=version_id)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django import forms
 from django.shortcuts import render
 
-from config.roles import ML_ENGINEER, role_required
+from config.roles import VIEW_JUDGES, permission_required
 from judges.calibration_data import load_judge_columns
 from judges.loop_model import FIGURES, SEED_000_ESCALATION_ACCURACY, SEED_000_RETRY_SUCCESS
 from judges.loop_selectors import MAX_CHECKERS, EnteredInputs, loop_report_build
@@ -104,7 +104,7 @@ def figure_rows(report: dict) -> list[dict]:
     return rows
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def loop_lab(request):
     """Show the loop figures of up to four checkers and "no checker" on a gold-set version."""
     versions = GoldSetVersion.objects.select_related("gold_set").filter(calibration_runs__isnull=False).distinct()

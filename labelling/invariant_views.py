@@ -4,14 +4,14 @@ from django.contrib import messages
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from config.roles import LABELLER, role_required
+from config.roles import LABEL_QUERIES, permission_required
 from labelling.forms import InvariantsForm
 from labelling.invariant_services import query_invariants_set
 from labelling.queue_views import _query_in_scope, _render_item, _scope
 
 
 @require_POST
-@role_required(LABELLER)
+@permission_required(LABEL_QUERIES)
 def query_invariants(request, scope, pk):
     """Save the item's invariants and show the item again (422 with the field errors if invalid)."""
     gold_set = _scope(scope)
