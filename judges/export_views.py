@@ -10,9 +10,9 @@ from django.http import Http404, JsonResponse
 
 from config.exports import csv_response, json_response, records_csv_response
 from config.roles import VIEW_JUDGES, permission_required
-from judges.dashboard_views import SelectionError, load_for
-from judges.management.commands.judge_report import report_csv_table
+from judges.dashboard_request import SelectionError, load_for
 from judges.report import ensembles_up_to
+from judges.report_tables import report_csv_table
 
 TABLES = ("judges", "pairs", "ensembles")
 FORMATS = ("csv", "json")

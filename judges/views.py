@@ -6,7 +6,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.params import number_param
+from config.params import bad_request_page, number_param
 from config.roles import (
     ADD_JUDGE,
     CHANGE_JUDGE,
@@ -18,7 +18,6 @@ from config.roles import (
     permission_check,
     permission_required,
 )
-from config.views import bad_request_page
 from judges import selectors, services
 from judges.forms import JudgeCloneForm, JudgeCreateForm, JudgeVersionForm, RunResumeForm, RunStartForm
 from judges.models import CalibrationRun, Judge, JudgeVersion, Verdict

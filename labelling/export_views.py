@@ -15,8 +15,8 @@ from labelling.agreement_report import agreement_report, agreement_rows, disagre
 from labelling.blind import label_reveals_record
 from labelling.forms import BrowseForm
 from labelling.goldset_io import goldset_export_lines
+from labelling.lookups import agreement_scope, frozen_version
 from labelling.models import GoldSetVersion, GoldSetVersionItem
-from labelling.views import agreement_scope, frozen_version
 
 ITEM_COLUMNS = ["id", "question", "sql", "label", "error_class"]
 LABEL_COLUMNS = ["labeller", "labeller_label", "labeller_error_class", "label_source", "current", "labelled_at"]

@@ -11,6 +11,7 @@ from labelling import queue_selectors, services
 from labelling.blind import other_labels_for_labeller
 from labelling.class_keys import class_keys_for
 from labelling.forms import InvariantsForm, LabelForm
+from labelling.invariant_services import query_invariants_set
 from labelling.models import GoldSet, Query, QuerySource
 from labelling.preview import preview_query_for, query_preview
 from labelling.queue_orders import queue_order_choices, queue_order_from_request
@@ -137,3 +138,20 @@ def preview(request, pk):
     """Run the item (and its reference SQL) read-only and show the first rows and the comparison."""
     query = preview_query_for(user=request.user, pk=pk)
     return render(request, "labelling/preview.html", {"query": query, "preview": query_preview(query=query)})
+
+
+@require_POST
+@permission_required(LABEL_QUERIES)
+def query_invariants(request, scope, pk):
+    """Save the item's invariants and show the item again (422 with the field errors if invalid)."""
+    gold_set = _scope(scope)
+    query = _query_in_scope(gold_set, pk)
+    form = InvariantsForm(request.POST)
+    if not form.is_valid():
+        response = _render_item(request, scope, gold_set, query, status=422, invariants_form=form)
+        return response
+    query_invariants_set(query=query, invariants=form.cleaned_data["invariants"])
+    if not request.htmx:
+        messages.success(request, "Invariants saved.")
+        return redirect("labelling:queue_item", scope, query.pk)
+    return _render_item(request, scope, gold_set, query)

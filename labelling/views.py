@@ -7,7 +7,6 @@ HTTP only: role check, form, one service or selector, render. The labeller's que
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -21,6 +20,7 @@ from labelling.audit import audit_at_publish, audit_summary
 from labelling.blind import label_reveals_record, revealed_query_ids, sees_every_label
 from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, PublishForm
 from labelling.goldset_records import GoldImportError
+from labelling.lookups import agreement_scope, frozen_version
 from labelling.models import GoldSet, GoldSetVersion, Query, QuerySource
 from labelling.progress import labeller_progress_list
 
@@ -95,16 +95,6 @@ def version_diff(request, name):
     return render(request, "labelling/version_diff.html", {"gold_set": gold_set, "old": old, "new": new, "diff": diff})
 
 
-def agreement_scope(request, name) -> tuple[GoldSet, GoldSetVersion | None]:
-    gold_set = get_object_or_404(GoldSet, name=name)
-    number = request.GET.get("version")
-    if not number:
-        return gold_set, None
-    if number_param(number) is None:
-        raise Http404("No such version.")
-    return gold_set, get_object_or_404(GoldSetVersion, gold_set=gold_set, number=number_param(number), is_frozen=True)
-
-
 @permission_required(MANAGE_GOLDSETS)
 def agreement(request, name):
     """Show agreement per labeller pair, over all raters and per error class, and the items that disagree.
@@ -129,15 +119,6 @@ def agreement(request, name):
 
 
 # --- Browsing a version --------------------------------------------------------------------
-
-
-def frozen_version(name: str, number: int) -> GoldSetVersion:
-    return get_object_or_404(
-        GoldSetVersion.objects.select_related("gold_set", "published_by"),
-        gold_set__name=name,
-        number=number,
-        is_frozen=True,
-    )
 
 
 @permission_required(VIEW_GOLDSETS)
