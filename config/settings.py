@@ -143,6 +143,7 @@ INSTALLED_APPS = [
     "labelling",
     "judges",
     "triage",
+    "loops",
 ]
 
 MIDDLEWARE = [

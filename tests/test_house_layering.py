@@ -1,7 +1,7 @@
 """House rules on the shape of the tree (issue 28): the import direction between apps, and
 one reader of the environment.
 
-Imports go one way, `triage → judges → labelling → probes`; `config` is infrastructure that
+Imports go one way, `loops → triage → judges → labelling → probes`; `config` is infrastructure that
 every app uses and that imports no app (the demo's `seed_demo` and `reset_demo` aside). Tests are not apps:
 a test may import anything.
 """
@@ -16,6 +16,8 @@ MAY_IMPORT = {
     "labelling": {"config", "probes"},
     "judges": {"config", "probes", "labelling"},
     "triage": {"config", "probes", "labelling", "judges"},
+    # The loop lab stands on top: it may use every app, and no app imports it.
+    "loops": {"config", "probes", "labelling", "judges", "triage"},
     "config": set(),
 }
 APPS = set(MAY_IMPORT)
@@ -67,6 +69,17 @@ def test_no_app_imports_an_app_above_it():
             if top in APPS and top not in allowed:
                 wrong.append(f"{relative(path)} imports {name}")
     assert not wrong, wrong
+
+
+def test_no_app_imports_the_loop_lab():
+    """Pages reach the loop lab by URL and template include; no module of another app imports it."""
+    importers = sorted(
+        relative(path)
+        for path, app in product_modules()
+        if app != "loops" and any(name.partition(".")[0] == "loops" for name in imported_modules(path.read_text()))
+    )
+    assert not importers, importers
+    assert all("loops" not in allowed for app, allowed in MAY_IMPORT.items() if app != "loops")
 
 
 def test_the_layering_check_sees_an_upward_import():

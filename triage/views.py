@@ -21,7 +21,6 @@ from judges.models import JudgeVersion
 from labelling.taxonomy import class_choices
 from probes.models import Warehouse
 from triage import selectors
-from triage.attempts import live_replay_summary
 from triage.claims import live_query_requeue
 from triage.forms import DecisionForm, ReopenForm
 from triage.models import LiveQuery, TriageItem, TriageStatus
@@ -193,7 +192,6 @@ def requeue(request, pk):
 def dashboard(request):
     """Show queue health, per-judge live precision, alerts and the live error-rate estimates."""
     context = selectors.dashboard_figures()
-    context["loop_replay"] = live_replay_summary(days=7)  # None unless attempt logs exist
     context["monitor_every_minutes"] = round(settings.CELERY_BEAT_SCHEDULE["triage-monitor-judges"]["schedule"] / 60)
     context["can_monitor"] = request.user.has_perm(RUN_MONITORING)
     return render(request, "triage/dashboard.html", context)
