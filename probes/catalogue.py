@@ -19,7 +19,7 @@ from psycopg import sql as pgsql
 from probes.catalogue_samples import snapshot_add_samples
 from probes.models import Catalogue, Dialect, Warehouse
 from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable, postgres_role_check
-from probes.warehouses import open_postgres, open_sqlite_readonly, warehouse_dsn
+from probes.warehouses import WarehouseUnavailable, open_postgres, open_sqlite_readonly, warehouse_dsn
 
 
 def _quote_sqlite(name: str) -> str:
@@ -212,6 +212,10 @@ def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
     its page says why — and raises UnsafeWarehouseRole naming each finding, unless
     `WAREHOUSE_ALLOW_UNSAFE_ROLE` is set.
     """
+    if not warehouse.has_connection:
+        raise WarehouseUnavailable(
+            f"catalogue from file, no connection: warehouse {warehouse.name!r} is refreshed by import_catalogue"
+        )
     snapshot = introspect(warehouse)
     snapshot = snapshot_add_samples(warehouse=warehouse, snapshot=snapshot)  # for the judges' schema slice
     role_check = warehouse_role_check(warehouse)
@@ -219,6 +223,11 @@ def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
     if role_check.get("applicable") and not role_check.get("safe") and not settings.WAREHOUSE_ALLOW_UNSAFE_ROLE:
         raise UnsafeWarehouseRole(RoleCheck(**{k: role_check[k] for k in ("login_role", "findings", "checked_at")}))
     return catalogue
+
+
+def catalogue_store(warehouse: Warehouse, snapshot: dict, role_check: dict) -> Catalogue:
+    """Store a snapshot as the warehouse's next catalogue version (an unchanged one keeps its version)."""
+    return _store_catalogue(warehouse, snapshot, role_check)
 
 
 @transaction.atomic

@@ -59,6 +59,14 @@ def live_role_check(dsn: str) -> dict:
     return check
 
 
+NO_CONNECTION_MESSAGE = "no connection: the warehouse's catalogue comes from a file (import_catalogue)"
+
+
+def no_connection_result() -> ExecutionResult:
+    """What every run on a warehouse without a connection returns: a fault, never a verdict."""
+    return ExecutionResult(True, error=NO_CONNECTION_MESSAGE, error_code="no_connection")
+
+
 def run_readonly(
     *, warehouse: Warehouse, sql: str, row_cap: int | None = None, timeout_s: float | None = None
 ) -> ExecutionResult:
@@ -69,6 +77,8 @@ def run_readonly(
     verdict = guard_sql(sql, warehouse.dialect)
     if not verdict.allowed:
         return ExecutionResult(False, reason=verdict.reason, elapsed_ms=_ms_since(started))
+    if not warehouse.has_connection:
+        return no_connection_result()
     blocked, login_role = warehouse_block_reason(warehouse)
     if blocked:
         return ExecutionResult(False, reason=blocked, error_code="unsafe_role", elapsed_ms=_ms_since(started))
@@ -84,6 +94,8 @@ def execute_guarded(*, warehouse: Warehouse, sql: str, row_cap: int, timeout_s: 
     other caller uses `run_readonly`. A warehouse whose role check fails runs nothing: the
     result is a transport error (a fault of the check, never a verdict on the SQL).
     """
+    if not warehouse.has_connection:
+        return no_connection_result()
     blocked, login_role = warehouse_block_reason(warehouse)
     if blocked:
         return ExecutionResult(True, error=f"transport: {blocked}", error_code="transport")

@@ -140,7 +140,17 @@ def warehouse_register(
 
 def check_dsn_matches_dialect(dsn: str, dialect: str) -> None:
     scheme = urlparse(dsn).scheme
-    expected = {"sqlite": ("sqlite",), "postgres": ("postgres", "postgresql")}[dialect]
+    schemes = {
+        "sqlite": ("sqlite",),
+        "postgres": ("postgres", "postgresql"),
+        "mysql": ("mysql", "mariadb"),
+        "duckdb": ("duckdb",),
+    }
+    if dialect not in schemes:
+        raise WarehouseUnavailable(
+            f"Docket opens no connection to a {dialect} warehouse: import its catalogue from a file"
+        )
+    expected = schemes[dialect]
     if scheme not in expected:
         raise WarehouseUnavailable(f"a {dialect} warehouse needs a {expected[0]}:// DSN, not {scheme or 'no'} scheme")
 
