@@ -18,8 +18,16 @@ from psycopg import sql as pgsql
 
 from probes.catalogue_samples import snapshot_add_samples
 from probes.models import Catalogue, Dialect, Warehouse
-from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable, postgres_role_check
-from probes.warehouses import WarehouseUnavailable, open_postgres, open_sqlite_readonly, warehouse_dsn
+from probes.mysql_catalogue import introspect_mysql
+from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable
+from probes.warehouses import (
+    ROLE_CHECKED,
+    WarehouseUnavailable,
+    login_role_check,
+    open_postgres,
+    open_sqlite_readonly,
+    warehouse_dsn,
+)
 
 
 def _quote_sqlite(name: str) -> str:
@@ -194,14 +202,17 @@ def introspect(warehouse: Warehouse) -> dict:
     dsn = warehouse_dsn(warehouse)
     if warehouse.dialect == Dialect.POSTGRES:
         return introspect_postgres(dsn)
+    if warehouse.dialect == Dialect.MYSQL:
+        snapshot = introspect_mysql(dsn)
+        return {**snapshot, "tables": within_grant(snapshot["tables"])}
     return introspect_sqlite(dsn)
 
 
 def warehouse_role_check(warehouse: Warehouse) -> dict:
-    """Check the warehouse's login role now (PostgreSQL); SQLite has none to check."""
-    if warehouse.dialect != Dialect.POSTGRES:
+    """Check the warehouse's login now (PostgreSQL's role, MySQL's grants); SQLite has none to check."""
+    if warehouse.dialect not in ROLE_CHECKED:
         return not_applicable()
-    return postgres_role_check(warehouse_dsn(warehouse)).as_dict()
+    return login_role_check(warehouse.dialect, warehouse_dsn(warehouse)).as_dict()
 
 
 def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
