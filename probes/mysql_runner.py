@@ -27,7 +27,9 @@ SQL_MODE = "ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO
 SYNTAX_ERRORS = frozenset({1064, 1149})
 UNKNOWN_OBJECT_ERRORS = frozenset({1046, 1049, 1054, 1109, 1146, 1305, 1356})
 # Grouping, ambiguous names, wrong argument counts, type and window errors: the SQL is wrong.
-DIALECT_ERRORS = frozenset({1052, 1055, 1056, 1057, 1060, 1066, 1111, 1140, 1222, 1241, 1242, 1248, 1582, 3593, 4015})
+DIALECT_ERRORS = frozenset(
+    {1235, 1052, 1055, 1056, 1057, 1060, 1066, 1111, 1140, 1222, 1241, 1242, 1248, 1582, 3593, 4015}
+)
 TIMEOUT_ERRORS = frozenset({1317, 1969, 3024, 1205})  # interrupted, statement / execution time, lock wait
 REFUSED_ERRORS = frozenset({1044, 1142, 1143, 1227, 1370, 1792, 1290, 1036})
 LIMIT_ERRORS = frozenset({1104, 1114, 1038, 1041, 1153, 3170})
