@@ -27,6 +27,7 @@ from config.env import (
     parse_database_url,
 )
 from config.settings_pipeline import (  # noqa: F401 — settings Django reads by name
+    DB_MAX_CONNECTIONS_PER_PROCESS,
     JUDGES_CHUNK_LEASE_S,
     TRIAGE_ALERT_WEBHOOK_URL,
     TRIAGE_API_MAX_BODY_BYTES,
