@@ -11,6 +11,8 @@ from django.db import OperationalError as DatabaseOperationalError
 from kombu.exceptions import OperationalError as BrokerOperationalError
 
 from triage import pipeline
+from triage.alert_checks import minute_checks_run
+from triage.alert_tasks import deliver_alert  # noqa: F401 — registers the task with this app's tasks
 from triage.enqueue import live_queries_requeue_stale
 from triage.models import LiveQuery
 from triage.monitoring import live_judges_monitor
@@ -52,5 +54,11 @@ def requeue_pending() -> int:
 
 @shared_task(name="triage.monitor_judges", acks_late=True, **RETRY_ON_TRANSIENT)
 def monitor_judges() -> int:
-    """Re-measure live judges against fresh labels; raise alerts; store the estimates."""
+    """Re-measure live judges against fresh labels; raise drift alerts; store the estimates."""
     return len(live_judges_monitor())
+
+
+@shared_task(name="triage.check_alerts", acks_late=True, **RETRY_ON_TRANSIENT)
+def check_alerts() -> int:
+    """Run the every-minute alert checks (queue SLA, live failures, failed runs); return alerts raised."""
+    return len(minute_checks_run())
