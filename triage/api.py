@@ -288,7 +288,7 @@ class QueryIngestView(APIView):
         accepted = [
             {
                 "id": entry.live.pk,
-                "external_id": entry.live.query.external_id,
+                "external_id": entry.live.external_id,
                 "status": entry.live.status,
                 "created": entry.created,
                 "status_url": request.build_absolute_uri(reverse("triage_api:query-status", args=[entry.live.pk])),
