@@ -26,6 +26,7 @@ ROW = {"question": "How many?", "sql": "SELECT 1", "warehouse": "shop", "metadat
 
 def stored(query_id: int) -> tuple[dict, dict]:
     """Return a query's and its live row's stored fields, minus what differs by construction."""
+
     def fields(row, *exclude):
         return {f.attname: getattr(row, f.attname) for f in row._meta.concrete_fields if f.attname not in exclude}
 
