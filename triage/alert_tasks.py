@@ -1,26 +1,20 @@
 """The alert delivery task: one try per run, retried with backoff on what may succeed later.
 
-Registered through `triage/tasks.py`. Follows the tasks' conventions (`config/task_retry.py`):
-an explicit name, `acks_late`, retries of transient errors only, at most `MAX_RETRIES`, the
-backoff doubling up to `RETRY_BACKOFF_MAX_S`; a missing or finished delivery is skipped.
+Registered through `triage/tasks.py`. Follows the tasks' conventions (`config/task_retry.py`
+`RETRY_ON_TRANSIENT`: an explicit name, late acknowledgement, retries of transient database and
+broker errors); a receiver that may answer later (`DeliveryRetry`) is retried the same way, at
+most `MAX_RETRIES` times with the backoff doubling up to `RETRY_BACKOFF_MAX_S`; a missing or
+finished delivery is skipped.
 """
 
 from celery import shared_task
 from celery.utils.time import get_exponential_backoff_interval
 
-from config.task_retry import MAX_RETRIES, RETRY_BACKOFF_MAX_S, TRANSIENT_ERRORS
+from config.task_retry import MAX_RETRIES, RETRY_BACKOFF_MAX_S, RETRY_ON_TRANSIENT
 from triage.alert_delivery import DeliveryRetry, delivery_attempt, delivery_give_up
 
 
-@shared_task(
-    bind=True,
-    name="triage.deliver_alert",
-    acks_late=True,
-    autoretry_for=TRANSIENT_ERRORS,
-    retry_backoff=True,
-    retry_backoff_max=RETRY_BACKOFF_MAX_S,
-    max_retries=MAX_RETRIES,
-)
+@shared_task(bind=True, name="triage.deliver_alert", **RETRY_ON_TRANSIENT)
 def deliver_alert(self, delivery_id: int) -> str | None:
     """Send one alert to one webhook or address; retry an unreachable or failing receiver."""
     try:

@@ -5,7 +5,7 @@ other error is a bug, and retrying would only repeat it. A retry or a redelivery
 are acknowledged late) runs a task again, and each is written for that: `process_live_query`
 re-enters its own claim or finds the query taken or done, `process_live_queries` and
 `requeue_pending` only send such tasks again, and `monitor_judges` stores one snapshot per
-judge and hour and raises an alert only when no open one of its kind exists.
+judge and hour and raises an alert only when no unresolved one of its cause exists (`check_alerts` too).
 """
 
 from celery import shared_task
@@ -51,7 +51,7 @@ def monitor_judges() -> int:
     return len(live_judges_monitor())
 
 
-@shared_task(name="triage.check_alerts", acks_late=True, **RETRY_ON_TRANSIENT)
+@shared_task(name="triage.check_alerts", **RETRY_ON_TRANSIENT)
 def check_alerts() -> int:
     """Run the every-minute alert checks (queue SLA, live failures, failed runs); return alerts raised."""
     return len(minute_checks_run())
