@@ -269,7 +269,7 @@ BROKER_POLL_S = env_positive_float("DOCKET_BROKER_POLL_S", 0.2)
 # queue. Every worker started without `-Q` consumes all of them (CELERY_TASK_QUEUES).
 QUEUE_SUFFIX = f"-{XDIST_WORKER}" if XDIST_WORKER else ""
 CELERY_TASK_DEFAULT_QUEUE = f"celery{QUEUE_SUFFIX}"
-APP_QUEUES = {app: f"{app}{QUEUE_SUFFIX}" for app in ("labelling", "judges", "triage")}
+APP_QUEUES = {app: f"{app}{QUEUE_SUFFIX}" for app in ("probes", "labelling", "judges", "triage")}
 CELERY_TASK_ROUTES = {f"{app}.*": {"queue": queue} for app, queue in APP_QUEUES.items()}
 CELERY_TASK_QUEUES = {
     name: {"exchange": name, "routing_key": name} for name in (CELERY_TASK_DEFAULT_QUEUE, *APP_QUEUES.values())

@@ -8,6 +8,7 @@ from django.utils.cache import add_never_cache_headers
 
 from config.admin_readonly import ReadOnlyAdmin
 from triage import otlp_admin  # noqa: F401 — registers the OTLP mapping and counters
+from triage.api_try import try_query_warehouses
 from triage.forms import ApiTokenForm, TriagePolicyForm
 from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
 from triage.policy import POLICY_FIELDS, policy_publish
@@ -54,6 +55,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
             "token": token,
             "plaintext": plaintext,
             "changelist_url": reverse("admin:triage_apitoken_changelist"),
+            "ingest_url": request.build_absolute_uri(reverse("triage_api:query-ingest")),
+            **try_query_warehouses(),
         }
         response = TemplateResponse(request, "admin/triage/apitoken/issued.html", context)
         add_never_cache_headers(response)
