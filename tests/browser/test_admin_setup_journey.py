@@ -19,6 +19,7 @@ from psycopg import sql
 from probes.models import Catalogue, Warehouse
 from probes.tests import shop
 from tests.browser.conftest import assert_no_sideways_scroll, log_in, screenshot
+from tests.browser.test_accessibility import blocking_violations
 from tests.support.fixtures import WorkerProcess, wait_for
 from tests.support.services import require_postgres_server
 from triage.models import ApiToken, IngestStatus, LiveQuery
@@ -103,7 +104,7 @@ def test_a_new_admin_registers_a_postgres_warehouse_issues_a_token_and_posts_a_l
         assert password not in json.dumps(
             [warehouse.name, warehouse.description, warehouse.verifier_rules, warehouse.dialect]
         )
-        assert f"ALTER ROLE {role} SET work_mem" in page.inner_text("#role-sql-postgres")
+        assert f"ALTER ROLE {role} SET work_mem" in page.text_content("#role-sql-postgres")
 
         page.click("button:has-text('Test connection')")
         result = page.locator("#connection-test")
@@ -115,6 +116,7 @@ def test_a_new_admin_registers_a_postgres_warehouse_issues_a_token_and_posts_a_l
         progress.locator(".badge.ok").wait_for(timeout=60_000)
         assert "catalogue v1: 4 tables" in progress.inner_text()
         assert Catalogue.objects.filter(warehouse=warehouse, role_check__safe=True).exists()
+        assert blocking_violations(page, live_server.url) == []
         page.click("text=Show the new catalogue")
         page.locator("#table-orders").wait_for()
         screenshot(page, "setup-warehouse-catalogue-1280")
@@ -133,6 +135,7 @@ def test_a_new_admin_registers_a_postgres_warehouse_issues_a_token_and_posts_a_l
         assert page.evaluate("navigator.clipboard.readText()") == token_text
         screenshot(page, "setup-token-issued-1280")
         assert_no_sideways_scroll(page)
+        assert blocking_violations(page, live_server.url) == []
 
         page.select_option("#try-warehouse", "shop-pg")
         page.fill("#try-external-id", "browser-first")
@@ -180,6 +183,7 @@ def test_a_sqlite_warehouse_is_registered_by_url_and_its_connection_tested(
     page.fill("#id_url", "postgresql://nobody@127.0.0.1/x")  # the wrong kind of URL first
     page.click("button:has-text('Register')")
     assert "needs a sqlite:// DSN" in page.inner_text("#error-summary")
+    assert blocking_violations(page, live_server.url) == []
     page.fill("#id_url", url)
     page.click("button:has-text('Register')")
     page.wait_for_url(f"{live_server.url}/probes/shop-file/catalogue/")
@@ -188,6 +192,7 @@ def test_a_sqlite_warehouse_is_registered_by_url_and_its_connection_tested(
     page.click("button:has-text('Test connection')")
     page.locator("#connection-test .badge.ok").wait_for()
     assert "opened read-only; 4 tables" in page.inner_text("#connection-test")
+    assert blocking_violations(page, live_server.url) == []
     assert stat.S_IMODE(warehouses_file.stat().st_mode) == 0o600
 
 
