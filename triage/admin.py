@@ -92,7 +92,14 @@ class TriagePolicyAdmin(admin.ModelAdmin):
         # Point the admin's redirect and log entry at the new version.
         form.instance.pk = policy.pk
         form.instance.version = policy.version
-        messages.info(request, f"Published {policy}.")
+        request.published_policy = policy
+
+    def message_user(self, request, message, level=messages.INFO, *args, **kwargs):
+        """After a save, one message naming the version published (not Django's "changed" as well)."""
+        policy = getattr(request, "published_policy", None)
+        if policy is not None and level == messages.SUCCESS:
+            message = f"Published {policy}: it is in force for every live query from now on."
+        super().message_user(request, message, level, *args, **kwargs)
 
 
 @admin.register(TriageItem)
