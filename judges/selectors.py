@@ -106,7 +106,8 @@ def judge_version_diff_get(*, left: JudgeVersion, right: JudgeVersion) -> list[d
     rows = []
     for name in [*VERSION_FIELDS, "is_simulated"]:
         a, b = getattr(left, name), getattr(right, name)
-        rows.append({"field": name, "left": a, "right": b, "changed": a != b})
+        shown = [json.dumps(v, indent=2, sort_keys=True) if isinstance(v, dict | list | bool) else v for v in (a, b)]
+        rows.append({"field": name, "left": shown[0], "right": shown[1], "changed": a != b})
     return rows
 
 

@@ -177,8 +177,8 @@ def verdict_detail(request, pk):
     context = {
         "verdict": verdict,
         "trace": trace,
-        "request_json": json.dumps(trace["request"], indent=2) if trace["request"] else "",
-        "response_json": json.dumps(trace["response"], indent=2) if trace["response"] else "",
+        "request_json": json.dumps(trace["request"], indent=2, ensure_ascii=False) if trace["request"] else "",
+        "response_json": json.dumps(trace["response"], indent=2, ensure_ascii=False) if trace["response"] else "",
     }
     return render(request, "judges/judge_verdict.html", context)
 
