@@ -345,7 +345,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     # A refused request (403, 404) is the client's doing: one line, not a traceback.
-    "filters": {"no_client_error_tracebacks": {"()": "config.log_filters.NoClientErrorTracebacks"}},
+    "filters": {
+        "no_client_error_tracebacks": {"()": "config.log_filters.NoClientErrorTracebacks"},
+        "one_line_per_refusal": {"()": "config.log_filters.OneLinePerRefusal"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
@@ -362,7 +365,13 @@ LOGGING = {
         # django-axes' banner at every start; its lockouts are warnings and still show.
         "axes.apps": {"level": "WARNING"},
         # runserver's line per request, at INFO: shown at LOG_LEVEL=INFO, not under `make run`.
-        "django.server": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        # A refusal's line is django.request's; runserver's own for a 4xx is dropped (one line each).
+        "django.server": {
+            "handlers": ["console"],
+            "level": LOG_LEVEL,
+            "propagate": False,
+            "filters": ["one_line_per_refusal"],
+        },
     },
 }
 

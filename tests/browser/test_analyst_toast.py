@@ -36,3 +36,10 @@ def test_the_saved_toast_covers_no_button_and_goes_away(page, live_server, role_
             continue
         assert not overlaps(box, button.bounding_box()), button.inner_text()
     toast.wait_for(state="hidden", timeout=20_000)  # gone by itself, within seconds
+
+
+def test_the_live_dashboard_never_sends_an_analyst_to_a_terminal(page, live_server, role_users):
+    triage_item(probe_confirmed=True)
+    log_in(page, live_server, "analyst-user")
+    page.goto(f"{live_server.url}/triage/dashboard/")
+    assert "manage.py" not in page.inner_text("main")
