@@ -39,3 +39,16 @@ def test_the_verdict_trace_links_back_and_counts_repeats_from_one(page, live_ser
     assert f"/judges/dashboard/{version.pk}/?runs={run.pk}" in hrefs
     page.click("#verdict-links a:has-text('The item')")
     page.wait_for_url(f"{live_server.url}/judges/dashboard/{version.pk}/items/{verdict.query_id}/")
+
+
+def test_the_loop_lab_answers_a_wrong_ensemble_syntax_with_the_syntax(page, live_server, role_users):
+    version = make_gold_set("lab", labels(2, 2))
+    add_verdicts(make_run(version), make_judge_version("a"), ["reject", "accept", "accept", "accept"], cost="0.001")
+    log_in(page, live_server, "ml_engineer-user")
+    page.goto(f"{live_server.url}/judges/loop/")
+    page.fill("#id_ensemble", "a & b")
+    page.click("button:has-text('Compare')")
+    error = page.locator("[role=alert]").first
+    error.wait_for()
+    assert "is not a checker" in error.inner_text() and '"a+b+c@majority"' in error.inner_text()
+    assert "has no verdicts" not in page.inner_text("main")
