@@ -6,13 +6,15 @@ The URL is a password field that is never rendered back; it goes to the warehous
 
 from django import forms
 
-from probes.models import Dialect, Warehouse
+from probes.models import CONNECTED_DIALECTS, Dialect, Warehouse
 from probes.warehouses import WarehouseUnavailable, check_dsn_matches_dialect
 
 
 class WarehouseSetupForm(forms.Form):
     name = forms.SlugField(max_length=64, help_text="Letters, digits, - and _: how queries and judges name it.")
-    dialect = forms.ChoiceField(choices=Dialect.choices, label="Kind")
+    dialect = forms.ChoiceField(
+        choices=[(value, label) for value, label in Dialect.choices if value in CONNECTED_DIALECTS], label="Kind"
+    )
     url = forms.CharField(
         label="Connection URL",
         max_length=2000,

@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.roles import ADMIN, ML_ENGINEER, role_required
+from config.roles import MANAGE_WAREHOUSES, VIEW_WAREHOUSES, permission_required
 from probes.catalogue_jobs import catalogue_refresh_request
 from probes.models import CatalogueRefresh, Warehouse
 from probes.role_check import UnsafeWarehouseRole
@@ -13,7 +13,7 @@ from probes.warehouse_setup import connection_test, reader_role_statements
 from probes.warehouses import WarehouseUnavailable, warehouse_register
 
 
-@role_required(ADMIN)
+@permission_required(MANAGE_WAREHOUSES)
 def warehouse_add(request):
     """Register a warehouse by its connection URL; an unsafe role is refused with each finding."""
     form = WarehouseSetupForm(request.POST or None)
@@ -38,7 +38,7 @@ def warehouse_add(request):
 
 
 @require_POST
-@role_required(ADMIN)
+@permission_required(MANAGE_WAREHOUSES)
 def warehouse_test(request, name):
     """Connect as Docket would and run the role check now; show each finding."""
     warehouse = get_object_or_404(Warehouse, name=name)
@@ -46,7 +46,7 @@ def warehouse_test(request, name):
 
 
 @require_POST
-@role_required(ADMIN)
+@permission_required(MANAGE_WAREHOUSES)
 def warehouse_refresh(request, name):
     """Queue a catalogue refresh (a task) and show its progress."""
     warehouse = get_object_or_404(Warehouse, name=name)
@@ -56,7 +56,7 @@ def warehouse_refresh(request, name):
     return render(request, "probes/_refresh_progress.html", {"refresh": refresh, "warehouse": warehouse})
 
 
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(VIEW_WAREHOUSES)
 def refresh_status(request, name, pk):
     """The progress of one refresh (polled by the warehouse page until it finishes)."""
     refresh = get_object_or_404(CatalogueRefresh.objects.select_related("warehouse"), pk=pk, warehouse__name=name)

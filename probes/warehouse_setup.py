@@ -13,14 +13,16 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 import psycopg
+import pymysql
 
 from probes.models import Dialect, Warehouse
 from probes.postgres_limits import role_values
-from probes.role_check import postgres_role_check
 from probes.warehouses import (
+    ROLE_CHECKED,
     WarehousesFileInvalid,
     WarehouseUnavailable,
     dsn_env_var,
+    login_role_check,
     open_sqlite_readonly,
     warehouse_dsn,
 )
@@ -89,10 +91,16 @@ def connection_test(warehouse: Warehouse) -> ConnectionTest:
     """Open the warehouse as Docket does and run the role check; never raises for a bad connection."""
     try:
         dsn = warehouse_dsn(warehouse)
-        if warehouse.dialect == Dialect.POSTGRES:
-            check = postgres_role_check(dsn)
+        if warehouse.dialect in ROLE_CHECKED:
+            check = login_role_check(warehouse.dialect, dsn)
             message = "can only read" if check.safe else "can do more than read: nothing from a model runs here"
             return ConnectionTest(True, check.login_role, list(check.findings), message)
+        if warehouse.dialect != Dialect.SQLITE:
+            return ConnectionTest(
+                False,
+                message=f"no connection test for {warehouse.get_dialect_display()} yet: "
+                "refresh the catalogue to reach it",
+            )
         conn = open_sqlite_readonly(dsn)
         try:
             tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE type IN ('table', 'view')").fetchone()[0]
@@ -101,7 +109,7 @@ def connection_test(warehouse: Warehouse) -> ConnectionTest:
         return ConnectionTest(True, message=f"opened read-only; {tables} tables and views (a file has no role)")
     except WarehouseUnavailable as exc:
         return ConnectionTest(False, message=str(exc))
-    except (psycopg.Error, sqlite3.Error, OSError) as exc:
+    except (psycopg.Error, pymysql.Error, sqlite3.Error, OSError) as exc:
         return ConnectionTest(False, message=f"could not connect: {_first_line(exc)}")
 
 

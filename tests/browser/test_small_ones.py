@@ -45,7 +45,7 @@ def test_the_loop_lab_answers_a_wrong_ensemble_syntax_with_the_syntax(page, live
     version = make_gold_set("lab", labels(2, 2))
     add_verdicts(make_run(version), make_judge_version("a"), ["reject", "accept", "accept", "accept"], cost="0.001")
     log_in(page, live_server, "ml_engineer-user")
-    page.goto(f"{live_server.url}/judges/loop/")
+    page.goto(f"{live_server.url}/loops/")
     page.fill("#id_ensemble", "a & b")
     page.click("button:has-text('Compare')")
     error = page.locator("[role=alert]").first

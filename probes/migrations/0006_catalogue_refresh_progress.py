@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('probes', '0004_warehouse_allow_result_egress'),
+        ('probes', '0005_warehouse_kinds_and_file_catalogues'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
