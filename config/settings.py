@@ -272,7 +272,7 @@ BROKER_POLL_S = env_positive_float("DOCKET_BROKER_POLL_S", 0.2)
 # queue. Every worker started without `-Q` consumes all of them (CELERY_TASK_QUEUES).
 QUEUE_SUFFIX = f"-{XDIST_WORKER}" if XDIST_WORKER else ""
 CELERY_TASK_DEFAULT_QUEUE = f"celery{QUEUE_SUFFIX}"
-APP_QUEUES = {app: f"{app}{QUEUE_SUFFIX}" for app in ("labelling", "judges", "triage")}
+APP_QUEUES = {app: f"{app}{QUEUE_SUFFIX}" for app in ("probes", "labelling", "judges", "triage")}
 CELERY_TASK_ROUTES = {f"{app}.*": {"queue": queue} for app, queue in APP_QUEUES.items()}
 CELERY_TASK_QUEUES = {
     name: {"exchange": name, "routing_key": name} for name in (CELERY_TASK_DEFAULT_QUEUE, *APP_QUEUES.values())
@@ -350,7 +350,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     # A refused request (403, 404) is the client's doing: one line, not a traceback.
-    "filters": {"no_client_error_tracebacks": {"()": "config.log_filters.NoClientErrorTracebacks"}},
+    "filters": {
+        "no_client_error_tracebacks": {"()": "config.log_filters.NoClientErrorTracebacks"},
+        "one_line_per_refusal": {"()": "config.log_filters.OneLinePerRefusal"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
@@ -367,7 +370,13 @@ LOGGING = {
         # django-axes' banner at every start; its lockouts are warnings and still show.
         "axes.apps": {"level": "WARNING"},
         # runserver's line per request, at INFO: shown at LOG_LEVEL=INFO, not under `make run`.
-        "django.server": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        # A refusal's line is django.request's; runserver's own for a 4xx is dropped (one line each).
+        "django.server": {
+            "handlers": ["console"],
+            "level": LOG_LEVEL,
+            "propagate": False,
+            "filters": ["one_line_per_refusal"],
+        },
     },
 }
 

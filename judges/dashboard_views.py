@@ -22,6 +22,7 @@ from judges.dashboard_ladder import budget_rows, ladder_rows
 from judges.dashboard_request import SELECTION_PARAMS, ReportOptions, SelectionError, load_for, selection_query
 from judges.dashboard_trends import confusion_cell_items, confusion_tables, judge_trends_get
 from judges.ensembles import ENSEMBLE_RULES, miss_patterns, missed_by_all, missed_exactly, threshold_for
+from judges.headline import dashboard_headline
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
 from judges.report import ensemble_entry, ensembles_up_to, marginal_values
 from judges.trend_chart import TREND_METRICS, trend_chart
@@ -98,6 +99,7 @@ def dashboard(request, version_id: int):
         ],
         "upset": upset_chart(data.judges, miss_patterns(data.draws, data.is_wrong)),
         "scatter": ensemble_scatter(points),
+        "headline": dashboard_headline(points, options.false_reject_ceiling),
         "class_chart": error_class_chart(report),
         "rules": ENSEMBLE_RULES,
         "ladder": ladder_rows(report=report),

@@ -13,6 +13,7 @@ urlpatterns = [
     path("<int:pk>/compare/", views.judge_compare, name="judge_compare"),
     path("verdicts/<int:pk>/", views.verdict_detail, name="verdict_detail"),
     path("runs/new/", views.run_start, name="run_start"),
+    path("runs/estimate/", views.run_estimate, name="run_estimate"),
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),
     path("runs/<int:pk>/cancel/", views.run_cancel, name="run_cancel"),
     path("runs/<int:pk>/resume/", views.run_resume, name="run_resume"),

@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from judges.models import Verdict
 from probes.selectors import warehouse_map_by_name
+from triage.api_try import try_query_warehouses
 from triage.attempts import AttemptListField, request_attempts_store
 from triage.ingest import live_queries_ingest
 from triage.models import ApiToken, LiveQuery
@@ -383,4 +384,10 @@ def api_docs(request):
         for path, methods in schema.get("paths", {}).items()
         for method, op in methods.items()
     ]
-    return render(request, "triage/api_docs.html", {"schema": schema, "operations": operations})
+    context = {
+        "schema": schema,
+        "operations": operations,
+        "ingest_url": request.build_absolute_uri(reverse("triage_api:query-ingest")),
+        **(try_query_warehouses() if request.user.is_authenticated else {}),
+    }
+    return render(request, "triage/api_docs.html", context)

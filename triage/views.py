@@ -4,6 +4,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from config.roles import (
@@ -117,7 +118,9 @@ def undo_offer(request) -> dict | None:
     resolved = TriageItem.objects.filter(pk=pk, status=TriageStatus.RESOLVED, resolved_by=request.user).first()
     if resolved is None:
         return None
-    return {"item": resolved, "until": undo_deadline(resolved)}
+    until = undo_deadline(resolved)
+    left = max(1, int((until - timezone.now()).total_seconds())) if until else 1
+    return {"item": resolved, "until": until, "hide_after_s": left}
 
 
 @require_POST

@@ -90,6 +90,8 @@ def pages_for(role: str, site: dict) -> list[str]:
             "/admin/triage/livequery/",
             "/admin/labelling/goldsetversion/",
             "/audit/",
+            "/probes/add/",
+            "/probes/demo/catalogue/",  # an admin's: Test connection, Refresh catalogue, the role advice
             *errors,
         ],
     }[role]
