@@ -20,7 +20,7 @@ from psycopg import sql as pgsql
 from judges.demo import run_inline
 from judges.models import Verdict
 from judges.services import judge_create
-from judges.simulator import Simulator, start_in_thread
+from judges.simulator import SimModel, Simulator, start_in_thread
 from labelling.goldset_io import goldset_import
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import build_demo_warehouse, comparable_rows, create_reader_role
@@ -52,8 +52,11 @@ KNOWN_DIFFERENCES: dict[str, str] = {
 
 @pytest.fixture
 def vendor(settings):
-    """The vendor simulator, for the hypothesis judge's model."""
-    simulator = Simulator()
+    """The vendor simulator, for the hypothesis judge's model: one that never flips (texts differ per dialect)."""
+    perfect = SimModel(
+        family="simulated", catch_probability=1.0, false_reject_probability=0.0, flip_probability=0.0, latency_ms=1
+    )
+    simulator = Simulator(models={"sim-perfect": perfect})
     server, url = start_in_thread(simulator)
     settings.VENDOR_SIMULATOR_URL = url
     yield simulator

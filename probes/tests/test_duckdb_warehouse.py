@@ -21,6 +21,7 @@ from probes.fanout import fanout_probe
 from probes.models import Warehouse
 from probes.outcome import OutcomeKind, execution_outcome
 from probes.tests.hostile import duckdb as family
+from probes.tests.hostile.run_family import family_problems
 from probes.verifier import verify
 from probes.warehouses import warehouse_dsn, warehouse_register
 
@@ -88,18 +89,7 @@ def test_the_verifier_and_the_fanout_probe_on_duckdb(demo):
 def test_the_duckdb_family_holds(demo, duckdb_file, tmp_path):
     outfile = tmp_path / "stolen.csv"
     before = digest(duckdb_file)
-    problems = []
-    for kind, name, sql in family.REFUSED:
-        result = run_readonly(warehouse=demo, sql=sql.replace("{outfile}", str(outfile)), timeout_s=2)
-        if result.allowed or result.executed:
-            problems.append(f"{kind}/{name}: not refused")
-    for kind, name, sql in family.CAPPED:
-        result = run_readonly(warehouse=demo, sql=sql, timeout_s=1, row_cap=1000)
-        if not ((result.executed and result.truncated) or result.timed_out):
-            problems.append(f"{kind}/{name}: not stopped ({result.error})")
-    for kind, name, sql in family.BENIGN:
-        if not run_readonly(warehouse=demo, sql=sql).rows:
-            problems.append(f"{kind}/{name}: did not run")
+    problems = family_problems(demo, family, outfile)
     assert problems == []
     assert digest(duckdb_file) == before and not outfile.exists()
     limits = execute_on_dsn(
