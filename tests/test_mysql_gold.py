@@ -120,6 +120,9 @@ def calibration_decisions(tmp_path, warehouse_name: str, texts: dict[str, str], 
     }
 
 
+# Two engines, 223 items through run_sql and verify_sql each, then two calibration runs: 3 to 6
+# minutes on a shared machine, so more than the suite's 600 s would be too tight.
+@pytest.mark.timeout(1200)
 def test_the_gold_set_transpiled_to_mysql_decides_as_on_postgres(postgres_demo, mariadb_demo, vendor, tmp_path):
     mysql = register_mysql_demo(mariadb_demo["reader"], name="gold-mysql")
     on_postgres = decisions(postgres_demo, {item["id"]: item["sql"] for item in ITEMS})
