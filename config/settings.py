@@ -27,8 +27,13 @@ from config.env import (
     parse_database_url,
 )
 from config.settings_pipeline import (  # noqa: F401 — settings Django reads by name
+    ALERT_EMAIL_FROM,
+    ALERT_SITE_URL,
+    ALERT_WEBHOOK_KEY,
+    EMAIL_BACKEND,
+    EMAIL_HOST,
+    EMAIL_PORT,
     JUDGES_CHUNK_LEASE_S,
-    TRIAGE_ALERT_WEBHOOK_URL,
     TRIAGE_API_MAX_BODY_BYTES,
     TRIAGE_API_TOKEN_CACHE_SECONDS,
     TRIAGE_JUDGE_THREADS,
@@ -301,6 +306,8 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "triage-requeue-pending": {"task": "triage.requeue_pending", "schedule": 60.0},
     "triage-monitor-judges": {"task": "triage.monitor_judges", "schedule": 3600.0},
+    # The queue's SLA, live failures and failed runs (drift stays hourly, above).
+    "triage-check-alerts": {"task": "triage.check_alerts", "schedule": 60.0},
     # A chunk whose worker died mid-run is leased again, so a killed run finishes by itself.
     "judges-requeue-stale-chunks": {"task": "judges.requeue_stale_chunks", "schedule": 60.0},
 }

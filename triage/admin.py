@@ -7,9 +7,9 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
 from config.admin_readonly import ReadOnlyAdmin
-from triage import otlp_admin  # noqa: F401 — registers the OTLP mapping and counters
+from triage import alert_admin, otlp_admin  # noqa: F401 — register the alert and OTLP models
 from triage.forms import ApiTokenForm, TriagePolicyForm
-from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
+from triage.models import ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
 from triage.policy import POLICY_FIELDS, policy_publish
 from triage.tokens import api_token_issue, api_token_revoke
 
@@ -122,14 +122,3 @@ class LiveQueryAdmin(admin.ModelAdmin):
 
 admin.site.register(ResolutionEvent, ReadOnlyAdmin)
 admin.site.register(EstimateSnapshot, ReadOnlyAdmin)
-
-
-@admin.register(Alert)
-class AlertAdmin(admin.ModelAdmin):
-    """Alerts are raised by the monitor; the admin may acknowledge one, not invent or erase it."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -285,13 +285,15 @@ class QueryIngestView(APIView):
             return Response({"detail": "Validation failed; nothing was stored.", "errors": body}, status=400)
         ingested = live_queries_ingest(rows=clean, token=request.auth, warehouses=warehouses)
         request_attempts_store(rows=clean, ingested=ingested)
+        # One URL built per post, not per query: a status URL is the collection's plus "/<id>".
+        status_base = request.build_absolute_uri(reverse("triage_api:query-ingest"))
         accepted = [
             {
                 "id": entry.live.pk,
-                "external_id": entry.live.query.external_id,
+                "external_id": entry.live.external_id,
                 "status": entry.live.status,
                 "created": entry.created,
-                "status_url": request.build_absolute_uri(reverse("triage_api:query-status", args=[entry.live.pk])),
+                "status_url": f"{status_base}/{entry.live.pk}",
             }
             for entry in ingested
         ]

@@ -15,6 +15,7 @@ POLICY_FIELDS = (
     "run_fanout_detector",
     "audit_share",
     "sla_minutes",
+    "queue_alert_minutes",
     "claim_timeout_minutes",
 )
 
