@@ -76,6 +76,8 @@ from config.settings_security import (  # noqa: F401 — settings Django reads b
 from config.settings_warehouses import (  # noqa: F401 — settings Django reads by name
     WAREHOUSE_ALLOW_UNSAFE_ROLE,
     WAREHOUSE_CELL_MAX_BYTES,
+    WAREHOUSE_DUCKDB_MEMORY_LIMIT_MB,
+    WAREHOUSE_DUCKDB_THREADS,
     WAREHOUSE_MAX_RECURSIVE_ROWS,
     WAREHOUSE_MAX_SQL_BYTES,
     WAREHOUSE_MAX_SQL_CTES,

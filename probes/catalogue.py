@@ -17,6 +17,7 @@ from django.db import transaction
 from psycopg import sql as pgsql
 
 from probes.catalogue_samples import snapshot_add_samples
+from probes.duckdb_warehouse import introspect_duckdb
 from probes.models import REFRESH_STEPS, Catalogue, Dialect, Warehouse
 from probes.mysql_catalogue import introspect_mysql
 from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable
@@ -202,6 +203,8 @@ def introspect(warehouse: Warehouse) -> dict:
     dsn = warehouse_dsn(warehouse)
     if warehouse.dialect == Dialect.POSTGRES:
         return introspect_postgres(dsn)
+    if warehouse.dialect == Dialect.DUCKDB:
+        return introspect_duckdb(dsn)
     if warehouse.dialect == Dialect.MYSQL:
         snapshot = introspect_mysql(dsn)
         return {**snapshot, "tables": within_grant(snapshot["tables"])}
