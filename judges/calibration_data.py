@@ -21,6 +21,8 @@ from judges.models import JudgeVersion, Verdict
 from judges.run_selection import SOURCE_BOTH, RunSelection, calibration_run_ids_get, gold_items_of_source
 from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
 from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
+from labelling.split_models import SPLIT_ALL
+from labelling.splits import items_of_split
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class CalibrationData:
     taxonomy: object | None = field(default=None, repr=False)
     guesses: object | None = field(default=None, repr=False)
     run_labels: dict | None = field(default=None, repr=False)  # {run id: label}, read with the report
+    # Which part of the version's dev/test split the items are (labelling.splits): dev, test or all.
+    split: str = SPLIT_ALL
     _probs: np.ndarray | None = field(default=None, repr=False)
     _draws: DrawTable | None = field(default=None, repr=False)
 
@@ -128,21 +132,21 @@ def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int
     return calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
 
 
-def gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
-    """Return the version's correct/wrong items of `source`: the rows of every table of the report."""
+def gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH, split: str = SPLIT_ALL):
+    """Return the version's correct/wrong items of `source` and `split`: the rows of every table of the report."""
     items = GoldSetVersionItem.objects.filter(
         version=gold_set_version, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
     )
-    return gold_items_of_source(items, source)
+    return items_of_split(gold_items_of_source(items, source), split)
 
 
-def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
-    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source`.
+def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH, split: str = SPLIT_ALL):
+    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source` and `split`.
 
     A wrong item without an error class is `unclassified` (the product's one word for it).
     """
     rows = (
-        gold_items(gold_set_version, source)
+        gold_items(gold_set_version, source, split)
         .order_by("query_id")
         .values_list("query_id", "query__external_id", "decision", "error_class")
     )
@@ -196,19 +200,19 @@ def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:
 
 
 def load_calibration(
-    *, gold_set_version: GoldSetVersion, selection: RunSelection | None = None, run_ids=None
+    *, gold_set_version: GoldSetVersion, selection: RunSelection | None = None, run_ids=None, split: str = SPLIT_ALL
 ) -> CalibrationData:
     """Load labels and verdicts of a gold-set version into arrays (one query per table).
 
     `selection` says which runs count (default: every completed run on the version);
     `run_ids` is a shorthand for a selection of named runs. Raises ValueError for runs
-    that are not on the version.
+    that are not on the version. `split` keeps one part of the version's dev/test split.
     """
     if selection is None:
         named = tuple(sorted(int(i) for i in run_ids)) if run_ids is not None else None
         selection = RunSelection(run_ids=named)
     runs = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
-    query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source)
+    query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source, split)
     # Every verdict of the runs: its judge ids size the packed rows.
     costs = fetch_verdict_costs(runs)
     query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
@@ -220,7 +224,7 @@ def load_calibration(
     if not in_version.all():
         # Some verdicts are on items outside the report (another source, an unsure item):
         # count and price only the report's, as every other column does.
-        costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source))
+        costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source, split))
     judges = load_judge_columns(np.unique(judge_of_row[in_version]))
     column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row[in_version])
     item_of_row = item_of_row[in_version]
@@ -246,6 +250,7 @@ def load_calibration(
         latencies=latencies,
         rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row[in_version], latency_of_row),
         simulated_verdicts={judge_id: simulated for judge_id, (*_, simulated) in costs.items()},
+        split=split,
     )
 
 

@@ -21,6 +21,7 @@ from judges.models import CalibrationRun
 from judges.run_selection import RunSelection
 from judges.slices import MIN_SLICE, calibration_subset, metadata_values, slice_masks
 from labelling.models import UNCLASSIFIED, GoldSetVersion
+from labelling.split_models import SPLIT_ALL
 
 
 def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, runs: list[int] | None = None) -> dict:
@@ -126,6 +127,8 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
         # {run id: its label} of the runs above ("" for a run without one).
         "run_labels": data.run_labels if data.run_labels is not None else run_labels_get(data.run_ids),
         "run_selection": data.selection.as_dict(),
+        # Which part of the version's dev/test split every figure is on: dev, test or all.
+        "split": data.split,
         # The error taxonomy the version was published under: its classes and their categories.
         "taxonomy": data.taxonomy.as_report(),
         "generation_cost_usd": generation_cost_usd,
@@ -183,6 +186,7 @@ def build_report(
     selection: RunSelection | None = None,
     slice_key: str | None = None,
     min_slice: int = MIN_SLICE,
+    split: str = SPLIT_ALL,
 ) -> dict:
     """Load a gold-set version's verdicts and return the calibration report dict.
 
@@ -191,9 +195,9 @@ def build_report(
     completed run on the version). `slice_key` adds `slices`: every judge figure per value of
     that item metadata key (values with fewer than `min_slice` items pooled as `other`).
     Raises ValueError when the baseline judge has no verdicts there or a named run is not on
-    the version.
+    the version. `split` keeps one part of the version's dev/test split (dev, test; default all).
     """
-    data = load_calibration(gold_set_version=gold_set_version, selection=selection, run_ids=run_ids)
+    data = load_calibration(gold_set_version=gold_set_version, selection=selection, run_ids=run_ids, split=split)
     report = report_from_data(data, generation_cost_usd=generation_cost_usd, baseline=baseline)
     if slice_key:
         report["slices"] = slices_report(

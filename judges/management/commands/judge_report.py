@@ -9,6 +9,8 @@ from judges.report import build_report
 from judges.run_selection import SOURCE_BOTH, SOURCES, run_selection_parse
 from judges.slices import MIN_SLICE
 from labelling.models import GoldSetVersion
+from labelling.split_models import SPLIT_ALL, SPLIT_CHOICES
+from labelling.splits import SplitError, split_part_check
 
 # Scalar judge columns for CSV and the table, in contract order.
 JUDGE_COLUMNS = [
@@ -128,7 +130,8 @@ def report_as_table(report: dict) -> str:
     """Return an aligned text table of the judges, then the pairs."""
     items = report["items"]
     lines = [
-        f"{report['gold_set']} v{report['version']}: {items['total']} items "
+        f"{report['gold_set']} v{report['version']}"
+        f"{'' if report.get('split', 'all') == 'all' else ' (' + report['split'] + ' split)'}: {items['total']} items "
         f"({items['wrong']} wrong, {items['correct']} correct), {report['left_out']['summary']}; "
         f"{report['run_selection']['rule']}: runs {', '.join(_run_name(report, i) for i in report['runs']) or 'none'}"
     ]
@@ -197,6 +200,9 @@ class Command(BaseCommand):
         parser.add_argument("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
         parser.add_argument("--until", help="Only runs created on or before this date (YYYY-MM-DD).")
         parser.add_argument("--source", choices=SOURCES, default=SOURCE_BOTH, help="Which gold items.")
+        parser.add_argument(
+            "--split", choices=SPLIT_CHOICES, default=SPLIT_ALL, help="Which part of the version's dev/test split."
+        )
 
     def handle(self, *args, gold_set, version, generation_cost, baseline, format, runs, since, until, **options):
         source = options.get("source") or SOURCE_BOTH
@@ -210,6 +216,10 @@ class Command(BaseCommand):
         chosen = versions.filter(number=version).first() if version else versions.order_by("-number").first()
         if chosen is None:
             raise CommandError(f"gold set {gold_set!r} has no version {version or '(none published)'}")
+        try:
+            split = split_part_check(chosen, options.get("split") or SPLIT_ALL)
+        except SplitError as exc:
+            raise CommandError(str(exc)) from exc
         if options.get("min_slice", MIN_SLICE) < 1:
             raise CommandError("--min-slice must be at least 1")
         try:
@@ -220,6 +230,7 @@ class Command(BaseCommand):
                 selection=selection,
                 slice_key=options.get("slice"),
                 min_slice=options.get("min_slice", MIN_SLICE),
+                split=split,
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
