@@ -130,6 +130,15 @@ def split_as_dict(split: GoldSetSplit) -> dict:
     }
 
 
+def version_named(gold_set: str, number: int | None) -> GoldSetVersion:
+    """Return version `number` of the named gold set (its latest without one); raise SplitError if it has none."""
+    versions = GoldSetVersion.objects.filter(gold_set__name=gold_set).select_related("gold_set")
+    chosen = versions.filter(number=number).first() if number else versions.order_by("-number").first()
+    if chosen is None:
+        raise SplitError(f"gold set {gold_set!r} has no version {number or '(none published)'}")
+    return chosen
+
+
 def split_parts_get(version: GoldSetVersion) -> dict[int, str]:
     """Return {query id: part} of the version's split ({} when it has none)."""
     return dict(GoldSetSplitItem.objects.filter(split__version=version).values_list("query_id", "part"))

@@ -4,8 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from labelling.models import GoldSetVersion
-from labelling.splits import SplitError, goldset_split, split_as_dict
+from labelling.splits import SplitError, goldset_split, split_as_dict, version_named
 
 
 class Command(BaseCommand):
@@ -23,10 +22,10 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["json", "table"], default="table")
 
     def handle(self, *args, gold_set, version, test_share, seed, format, **options):
-        versions = GoldSetVersion.objects.filter(gold_set__name=gold_set).select_related("gold_set")
-        chosen = versions.filter(number=version).first() if version else versions.order_by("-number").first()
-        if chosen is None:
-            raise CommandError(f"gold set {gold_set!r} has no version {version or '(none published)'}")
+        try:
+            chosen = version_named(gold_set, version)
+        except SplitError as exc:
+            raise CommandError(str(exc)) from exc
         try:
             split = goldset_split(version=chosen, test_share=test_share, seed=seed)
         except SplitError as exc:
