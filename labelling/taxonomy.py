@@ -67,7 +67,9 @@ def taxonomy_default() -> Taxonomy:
         return taxonomy
     try:
         with transaction.atomic():
-            taxonomy = Taxonomy.objects.create(name=DEFAULT_TAXONOMY, description="Docket's default error classes for SQL.")
+            taxonomy = Taxonomy.objects.create(
+                name=DEFAULT_TAXONOMY, description="Docket's default error classes for SQL."
+            )
             for position, name in enumerate(ErrorClass.values):
                 TaxonomyClass.objects.create(taxonomy=taxonomy, name=name, position=position)
             _snapshot(taxonomy, "Docket's default")
