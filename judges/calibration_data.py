@@ -17,6 +17,7 @@ from django.db.models import Count, Q, Sum
 
 from judges import metrics
 from judges.draws import DrawTable, draws_from_rows
+from judges.examples import example_items, rows_outside_examples
 from judges.models import JudgeVersion, Verdict
 from judges.run_selection import SOURCE_BOTH, RunSelection, calibration_run_ids_get, gold_items_of_source
 from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
@@ -72,6 +73,8 @@ class CalibrationData:
     run_labels: dict | None = field(default=None, repr=False)  # {run id: label}, read with the report
     # Which part of the version's dev/test split the items are (labelling.splits): dev, test or all.
     split: str = SPLIT_ALL
+    # Per judge column: how many of the items are its own worked examples, left out of its figures.
+    excluded_examples: np.ndarray | None = field(default=None, repr=False)
     _probs: np.ndarray | None = field(default=None, repr=False)
     _draws: DrawTable | None = field(default=None, repr=False)
 
@@ -230,7 +233,15 @@ def load_calibration(
     item_of_row = item_of_row[in_version]
     latency_of_row = latency_of_row[in_version]
     decision_of_row = decision_of_row[in_version]
+    draw_key_of_row = draw_key_of_row[in_version]
     n_items, n_judges = len(query_ids), len(judges)
+    # A judge version is never scored on its own worked examples (judges.examples).
+    examples = example_items([judge.id for judge in judges], query_ids)
+    outside = rows_outside_examples(item_of_row, column_of_row, examples, n_items)
+    if not outside.all():
+        item_of_row, column_of_row = item_of_row[outside], column_of_row[outside]
+        decision_of_row, draw_key_of_row = decision_of_row[outside], draw_key_of_row[outside]
+        latency_of_row = latency_of_row[outside]
     counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row, n_items, n_judges)
     verdicts = np.array([costs.get(judge.id, (0, np.nan))[0] for judge in judges], dtype=np.int64)
     cost_sum = np.array([costs.get(judge.id, (0, np.nan))[1] for judge in judges], dtype=np.float64)
@@ -248,9 +259,10 @@ def load_calibration(
         verdicts=verdicts,
         cost_sum=cost_sum,
         latencies=latencies,
-        rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row[in_version], latency_of_row),
+        rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row, latency_of_row),
         simulated_verdicts={judge_id: simulated for judge_id, (*_, simulated) in costs.items()},
         split=split,
+        excluded_examples=np.array([len(items) for items in examples], dtype=np.int64),
     )
 
 

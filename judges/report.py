@@ -49,6 +49,9 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
     entry["simulated"] = entry["simulation"] == "simulated"
     entry["simulated_verdicts"] = simulated
     entry["runs"] = data.runs_of_judges()[column] if runs is None else runs
+    # Its own worked examples among the items, left out of every figure of this entry (judges.examples).
+    excluded = data.excluded_examples
+    entry["excluded_examples"] = int(excluded[column]) if excluded is not None else 0
     entry.update(summary)
     # Per category, precision, NPV and class accuracy (judges.class_metrics), on the version's taxonomy.
     entry.update(judge_class_figures(data, column))
