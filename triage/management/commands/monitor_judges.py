@@ -1,13 +1,39 @@
+import json
+
 from django.core.management.base import BaseCommand
 
 from triage.monitoring import live_judges_monitor
 
 
+def snapshot_as_dict(snapshot) -> dict:
+    """Return one live judge's monitoring figures (the `--format json` entry)."""
+    details = snapshot.details or {}
+    return {
+        "judge": snapshot.judge_version.judge.name,
+        "version": snapshot.judge_version.number,
+        "policy": snapshot.policy.version if snapshot.policy_id else None,
+        "live_queries": snapshot.live_queries,
+        "flag_rate": snapshot.flag_rate,
+        "live_catch_rate": snapshot.live_catch_rate,
+        "live_false_reject_rate": snapshot.live_false_reject_rate,
+        "live_error_rate": details.get("live_error_rate"),
+        "live_error_rate_reasons": details.get("live_error_rate_reasons", {}),
+    }
+
+
 class Command(BaseCommand):
     help = "Re-measure live judges on labels since calibration, alert on drift, store estimates."
 
+    def add_arguments(self, parser):
+        parser.add_argument("--format", choices=["text", "json"], default="text")
+
     def handle(self, *args, **options):
-        for snapshot, alerts in live_judges_monitor():
+        results = live_judges_monitor()
+        if options.get("format") == "json":
+            judges = [{**snapshot_as_dict(snapshot), "new_alerts": len(alerts)} for snapshot, alerts in results]
+            self.stdout.write(json.dumps({"judges": judges}, indent=2))
+            return
+        for snapshot, alerts in results:
             self.stdout.write(
                 f"{snapshot.judge_version}: flag rate {snapshot.flag_rate}, corrected error rate "
                 f"{snapshot.corrected_error_rate} [{snapshot.corrected_low}, {snapshot.corrected_high}], "
