@@ -16,9 +16,11 @@ from judges import metrics
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.class_guesses import class_data_ensure, judge_class_figures
 from judges.ensembles import ensemble_description, ensemble_metrics, pair_overlap, pareto_frontier
+from judges.fitness import judge_fitness
 from judges.ladder_selectors import ladder_report
 from judges.models import CalibrationRun
 from judges.run_selection import RunSelection
+from judges.sample_size import planner_entry
 from judges.slices import MIN_SLICE, calibration_subset, metadata_values, slice_masks
 from labelling.models import UNCLASSIFIED, GoldSetVersion
 from labelling.split_models import SPLIT_ALL
@@ -55,6 +57,12 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
     entry.update(summary)
     # Per category, precision, NPV and class accuracy (judges.class_metrics), on the version's taxonomy.
     entry.update(judge_class_figures(data, column))
+    # Gate, monitor or explore, from the bounds (judges.fitness); κ's interval by the paired bootstrap.
+    probs = data.probs[:, column]
+    judged = sorted(np.flatnonzero(~np.isnan(probs)).tolist(), key=lambda i: data.external_ids[i])
+    entry.update(judge_fitness(entry, probs, data.is_wrong, data.error_class, judged))
+    # How many labelled items an interval of a chosen width, or a difference detected, would need.
+    entry["planner"] = planner_entry(entry)
     return entry
 
 

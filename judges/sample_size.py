@@ -72,3 +72,58 @@ def items_to_detect(
         second = first + d
         variance = first * (1 - first) + second * (1 - second)
     return max(1, math.ceil(z * z * variance / (d * d)))
+
+
+def items_for_bound(p: float | None, bound: float, *, side: str) -> int | None:
+    """Return the fewest items at which rate p's Wilson interval clears `bound`.
+
+    side "lower": the interval's lower end at least `bound` (p must exceed it); side "upper":
+    its upper end at most `bound` (p must be below it). None when more items cannot help.
+    """
+    if p is None or (side == "lower" and p <= bound) or (side == "upper" and p >= bound):
+        return None
+
+    def clears(n: int) -> bool:
+        low, high = metrics.wilson_interval(p, n)
+        return low >= bound if side == "lower" else high <= bound
+
+    if not clears(MAX_ITEMS):
+        return None
+    low, high = 1, MAX_ITEMS
+    while low < high:
+        middle = (low + high) // 2
+        if clears(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+# The planner's defaults: a 95% interval 0.10 wide, and a difference of 0.05 between two judges.
+PLAN_WIDTH = 0.10
+PLAN_DIFFERENCE = 0.05
+
+
+def planner_entry(entry: dict, *, width: float = PLAN_WIDTH, difference: float = PLAN_DIFFERENCE) -> dict:
+    """Return a judge entry's sample-size plan: labelled items for an interval `width` wide, and to detect `difference`.
+
+    At the judge's measured rates (0.5 where unmeasured); per error class, wrong items of that class.
+    The difference is between this judge and another measured on independent items at the same rate.
+    """
+    by_class = {
+        slug: {
+            "wrong_items_for_width": items_for_width(rate, width),
+            "wrong_items_to_detect": items_to_detect(difference, p=rate),
+        }
+        for slug, rate in entry.get("catch_rate_by_error_class", {}).items()
+    }
+    return {
+        "interval_width": width,
+        "difference": difference,
+        "power": DEFAULT_POWER,
+        "wrong_items_for_width": items_for_width(entry["catch_rate"], width),
+        "correct_items_for_width": items_for_width(entry["false_reject_rate"], width),
+        "wrong_items_to_detect": items_to_detect(difference, p=entry["catch_rate"]),
+        "correct_items_to_detect": items_to_detect(difference, p=entry["false_reject_rate"]),
+        "by_error_class": by_class,
+    }
