@@ -29,6 +29,8 @@ from judges.report import ensemble_entry, ensembles_up_to, marginal_values, repo
 from judges.run_selection import RunSelection, run_selection_parse
 from judges.trend_chart import TREND_METRICS, trend_chart
 from labelling.models import GoldSetVersion, Query
+from labelling.split_models import SPLIT_ALL, SPLIT_CHOICES, GoldSetSplit
+from labelling.splits import split_part_check
 
 SELECTION_PARAMS = ("runs", "since", "until", "source")  # "slice" and "min_slice" add a table, not a selection
 
@@ -45,6 +47,8 @@ class ReportOptions:
     baseline: str | None = None
     false_reject_ceiling: float = 0.2
     selection: RunSelection = RunSelection()
+    # Which part of the version's dev/test split (labelling.splits): dev, test or all.
+    split: str = SPLIT_ALL
 
     @classmethod
     def from_request(cls, request) -> ReportOptions:
@@ -53,11 +57,15 @@ class ReportOptions:
             selection = run_selection_parse(**{name: request.GET.get(name) for name in SELECTION_PARAMS})
         except ValueError as exc:
             raise SelectionError(str(exc)) from exc
+        split = request.GET.get("split") or SPLIT_ALL
+        if split not in SPLIT_CHOICES:
+            raise SelectionError(f"split must be one of {', '.join(SPLIT_CHOICES)}; got {split!r}")
         return cls(
             generation_cost_usd=bounded_float(request.GET.get("generation_cost"), 0.0, 0.0, 100.0),
             baseline=request.GET.get("baseline") or None,
             false_reject_ceiling=bounded_float(request.GET.get("fr_ceiling"), 0.2, 0.0, 1.0),
             selection=selection,
+            split=split,
         )
 
 
@@ -71,8 +79,8 @@ def bounded_float(raw, default: float, low: float, high: float) -> float:
 
 
 def selection_query(request) -> str:
-    """Return the run-selection part of the query string, for the page's own requests."""
-    return urlencode({name: request.GET[name] for name in SELECTION_PARAMS if request.GET.get(name)})
+    """Return the run-selection part of the query string (and the split), for the page's own requests."""
+    return urlencode({name: request.GET[name] for name in (*SELECTION_PARAMS, "split") if request.GET.get(name)})
 
 
 def load_for(version_id: int, request) -> tuple[CalibrationData, dict, ReportOptions]:
@@ -83,7 +91,8 @@ def load_for(version_id: int, request) -> tuple[CalibrationData, dict, ReportOpt
     version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=version_id)
     options = ReportOptions.from_request(request)
     try:
-        data = load_calibration(gold_set_version=version, selection=options.selection)
+        split_part_check(version, options.split)
+        data = load_calibration(gold_set_version=version, selection=options.selection, split=options.split)
     except ValueError as exc:
         raise SelectionError(str(exc)) from exc
     try:
@@ -155,8 +164,9 @@ def dashboard(request, version_id: int):
         "version_runs": CalibrationRun.objects.filter(gold_set_version=data.gold_set_version).order_by("pk"),
         "report": report,
         "options": options,
-        "raw": {name: request.GET.get(name, "") for name in SELECTION_PARAMS},
+        "raw": {name: request.GET.get(name, "") for name in (*SELECTION_PARAMS, "split")},
         "selection_query": selection_query(request),
+        "has_split": GoldSetSplit.objects.filter(version=data.gold_set_version).exists(),
         "judges": judge_rows(data, report),
         "heatmaps": [
             heatmap(data.judges, report["pairs"], "both_missed"),
@@ -167,7 +177,7 @@ def dashboard(request, version_id: int):
         "class_chart": error_class_chart(report),
         "rules": ENSEMBLE_RULES,
         "ladder": ladder_rows(report=report),
-        "budget": budget_rows(data=data),
+        "budget": budget_with_plans(budget_rows(data=data), report),
         "trends": trends,
         "trend_charts": [trend_chart(trends, metric=metric) for metric in TREND_METRICS],
         "confusion": confusion_tables(data=data),
@@ -325,6 +335,13 @@ def chosen_columns(data: CalibrationData, judge_version_ids: list[str]) -> list[
     """Map judge version ids from the query string to columns, ignoring unknown ones."""
     wanted = {int(value) for value in judge_version_ids if value.isdigit()}
     return [column for column, judge in enumerate(data.judges) if judge.id in wanted]
+
+
+def budget_with_plans(budget: dict, report: dict) -> dict:
+    """Put each judge's sample-size plan (its report entry's `planner`) beside its interval budget row."""
+    for row, entry in zip(budget["rows"], report["judges"], strict=True):
+        row["planner"] = entry["planner"]
+    return budget
 
 
 def judge_rows(data: CalibrationData, report: dict) -> list[dict]:
