@@ -138,3 +138,16 @@ def test_with_audit_scope_all_the_pipeline_audits_flagged_queries_too(scope, aud
     live.refresh_from_db()
     assert status == IngestStatus.FLAGGED
     assert (live.audit_query_id is not None) is audited
+
+
+@pytest.mark.django_db
+def test_the_triage_dashboard_shows_the_three_estimates(client_for):
+    version = factories.judge_version()
+    policy_publish(changes={"audit_scope": AuditScope.ALL}, judge_versions=[version])
+    calibrate(version)
+    uniform_audit_traffic(version, n=200)
+    entry = monitor_json()["judges"][0]
+    html = client_for("analyst").get("/triage/dashboard/").content.decode()
+    assert 'id="live-error-rate-three-ways"' in html
+    for key in ("rogan_gladen", "stratified", "ppi"):
+        assert f'data-estimate="{key}">{entry["live_error_rate"][key]["estimate"]:.3f}' in html
