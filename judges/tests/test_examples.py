@@ -6,8 +6,14 @@ from django.core.exceptions import ValidationError
 from judges.backends.prompt import prompt_build
 from judges.examples import judge_version_examples_add
 from judges.report import build_report
-from judges.tests.calibration_builders import add_verdicts, item_queries, make_gold_set, make_judge_version, make_run
-from labelling.models import GoldSetVersion
+from judges.tests.calibration_builders import (
+    add_verdicts,
+    item_queries,
+    make_gold_set,
+    make_judge_version,
+    make_published_gold_set,
+    make_run,
+)
 from labelling.splits import goldset_split
 
 pytestmark = pytest.mark.django_db
@@ -17,9 +23,7 @@ LABELS = [("wrong", "join_fanout")] * 8 + [("correct", "")] * 12
 
 @pytest.fixture
 def split_version():
-    version = make_gold_set("fs", LABELS)
-    GoldSetVersion.objects.filter(pk=version.pk).update(is_frozen=True)
-    version.refresh_from_db()
+    version = make_published_gold_set("fs", LABELS)
     split = goldset_split(version=version, test_share=0.5, seed=2)
     parts = dict(split.items.values_list("query__external_id", "part"))
     return version, parts

@@ -3,8 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from judges.tests.calibration_builders import add_verdicts, make_gold_set, make_judge_version, make_run
-from labelling.models import GoldSetVersion
+from judges.tests.calibration_builders import add_verdicts, make_judge_version, make_published_gold_set, make_run
 from labelling.splits import goldset_split
 
 pytestmark = pytest.mark.django_db
@@ -14,9 +13,7 @@ LABELS = [("wrong", "join_fanout")] * 12 + [("correct", "")] * 12
 
 @pytest.fixture
 def version():
-    version = make_gold_set("pages", LABELS)
-    GoldSetVersion.objects.filter(pk=version.pk).update(is_frozen=True)
-    version.refresh_from_db()
+    version = make_published_gold_set("pages", LABELS)
     run = make_run(version)
     add_verdicts(run, make_judge_version("first"), ["reject"] * 6 + ["accept"] * 18)
     add_verdicts(run, make_judge_version("second"), ["reject"] * 12 + ["accept"] * 12)

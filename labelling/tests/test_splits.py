@@ -8,7 +8,13 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError
 
-from judges.tests.calibration_builders import add_verdicts, make_gold_set, make_judge_version, make_run
+from judges.tests.calibration_builders import (
+    add_verdicts,
+    make_gold_set,
+    make_judge_version,
+    make_published_gold_set,
+    make_run,
+)
 from labelling.goldset_io import goldset_export_records
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
 from labelling.split_models import GoldSetSplit
@@ -20,10 +26,7 @@ LABELS = [("wrong", "join_fanout")] * 10 + [("wrong", "missing_filter")] * 6 + [
 
 
 def published(name="sp", labels=LABELS, number=1) -> GoldSetVersion:
-    version = make_gold_set(name, labels, number=number)
-    GoldSetVersion.objects.filter(pk=version.pk).update(is_frozen=True)
-    version.refresh_from_db()
-    return version
+    return make_published_gold_set(name, labels, number=number)
 
 
 def split_json(*args, name="sp"):
