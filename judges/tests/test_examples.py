@@ -2,6 +2,7 @@
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
 
 from judges.backends.prompt import prompt_build
 from judges.examples import judge_version_examples_add
@@ -96,3 +97,13 @@ def test_the_examples_are_rendered_into_the_prompt_with_label_and_class(split_ve
     assert f"SELECT {int(wrong[1:])}" in prompt.instructions
     plain = prompt_build(make_judge_version("plain"), subject, instructions="Judge the SQL.")
     assert plain.instructions == "Judge the SQL."
+
+
+def test_add_examples_adds_dev_items_and_refuses_test_items(split_version):
+    version, parts = split_version
+    tuned = make_judge_version("tuned")
+    call_command("add_examples", "--judge", "tuned:1", "--gold-set", "fs", first_of(parts, "dev", "wrong"))
+    assert tuned.examples.count() == 1
+    with pytest.raises(CommandError, match="a test item can never be an example"):
+        call_command("add_examples", "--judge", "tuned:1", "--gold-set", "fs", first_of(parts, "test", "correct"))
+    assert tuned.examples.count() == 1
