@@ -98,6 +98,8 @@ def ci_share_keeps(item, share: str) -> bool:
     their records, so running them on both would repeat minutes for nothing). Unset
     (`make test` anywhere else), every test runs.
     """
+    if item.get_closest_marker("mariadb"):  # the MySQL warehouse's tests run once, in the PostgreSQL pass
+        return share != "sqlite"
     if share == "sqlite":
         return not item.get_closest_marker("browser")
     if share == "postgres":

@@ -9,13 +9,13 @@ from django.shortcuts import render
 from config.audit_filters import AuditEntryFilter
 from config.audit_log import EXPORT_COLUMNS, audit_entries, audit_export_record
 from config.exports import records_csv_response
-from config.roles import ADMIN, role_required
+from config.roles import VIEW_AUDIT_LOG, permission_required
 
 PAGE_SIZE = 50
 EXPORT_CHUNK = 500
 
 
-@role_required(ADMIN)
+@permission_required(VIEW_AUDIT_LOG)
 def audit_log(request):
     """List who changed what and when; `?format=csv|json` downloads every entry the filters keep."""
     filtered = AuditEntryFilter(request.GET, queryset=audit_entries())

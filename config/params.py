@@ -1,4 +1,6 @@
-"""Read numbers from query strings without letting a bad one become a 500."""
+"""Read numbers from query strings without letting a bad one become a 500, and answer 400."""
+
+from django.shortcuts import render
 
 # Nine digits always fit the databases' 32-bit integer columns (and SQLite's 64-bit ones).
 MAX_DIGITS = 9
@@ -13,3 +15,8 @@ def number_param(text: str | None) -> int | None:
     if text is None or not (text.isascii() and text.isdigit()) or len(text) > MAX_DIGITS:
         return None
     return int(text)
+
+
+def bad_request_page(request, reason: str):
+    """Answer 400 with the reason on the error page (a query parameter that cannot be read, say)."""
+    return render(request, "400.html", {"reason": reason}, status=400)

@@ -1,9 +1,12 @@
-"""Roles: four groups, one helper to check them, one decorator for views.
+"""Roles: four groups, each holding the Django permissions its pages check.
 
-Every page already requires login (Django's LoginRequiredMiddleware); a view then says
-which roles may use it with `@role_required(...)`. An anonymous visitor is sent to the
-login page; a logged-in user without the role gets 403. Members of `admin` (and
-superusers) pass every role check: they run the system.
+Every page already requires login (Django's LoginRequiredMiddleware); a view then names the
+permission it needs with `@permission_required(...)`, which answers 403 (never a login
+redirect) to a signed-in user who lacks it, naming the roles that hold it. No view checks a
+group's name: a role
+reaches a page because its group holds the page's permission (`ROLE_PERMISSIONS`). The
+`admin` group holds every permission, and its members are staff, so they reach the admin
+site (`config/signals.py` `admins_are_staff`). Superusers hold every permission too.
 """
 
 from functools import wraps
@@ -17,25 +20,92 @@ ML_ENGINEER = "ml_engineer"
 ADMIN = "admin"
 ALL_ROLES = (LABELLER, ANALYST, ML_ENGINEER, ADMIN)
 
-# Model permissions each group gets (app_label.codename patterns); admin gets all.
+# The permission each kind of page or action checks.
+LABEL_QUERIES = "labelling.add_label"  # the labeller's queue
+VIEW_GOLDSETS = "labelling.view_goldset"  # gold sets, their versions, previews
+# Publish, import, adjudicate, audit, agreement, exports; seeing every label. Not change_goldset:
+# the gold set's own settings (label reveal) are an admin's, in the admin site.
+MANAGE_GOLDSETS = "labelling.add_goldsetversion"
+MANAGE_TAXONOMIES = "labelling.change_taxonomy"
+VIEW_LABELLER_PROGRESS = "auth.view_user"
+VIEW_JUDGES = "judges.view_judge"  # judges, the dashboard, the loop lab
+ADD_JUDGE = "judges.add_judge"
+CHANGE_JUDGE = "judges.change_judge"
+VIEW_VERDICT = "judges.view_verdict"  # a live verdict (analysts see those)
+VIEW_RUNS = "judges.view_calibrationrun"  # a calibration run and its verdicts
+START_RUN = "judges.add_calibrationrun"
+CHANGE_RUN = "judges.change_calibrationrun"  # cancel, resume
+SET_JUDGE_BASE_URL = "config.set_judge_base_url"
+VIEW_TRIAGE = "triage.view_triageitem"  # the analyst queue and its lists
+WORK_TRIAGE = "triage.change_triageitem"  # claim, decide, undo, release
+REQUEUE_LIVE_QUERY = "triage.change_livequery"
+OVERRIDE_TRIAGE = "config.override_triage"  # reopen a resolution, decide without the claim
+VIEW_MONITORING = "triage.view_estimatesnapshot"  # the live dashboard
+RUN_MONITORING = "triage.add_estimatesnapshot"
+ACKNOWLEDGE_ALERT = "triage.change_alert"
+VIEW_WAREHOUSES = "probes.view_warehouse"
+ALLOW_RESULT_EGRESS = "config.allow_result_egress"
+VIEW_AUDIT_LOG = "auditlog.view_logentry"
+
+# The permissions each group holds; admin holds all of them.
 ROLE_PERMISSIONS = {
-    LABELLER: ["labelling.add_label", "labelling.view_label", "labelling.view_query"],
-    ANALYST: ["labelling.view_query", "labelling.add_label", "triage.view_triageitem", "triage.change_triageitem"],
+    LABELLER: [LABEL_QUERIES, VIEW_GOLDSETS, "labelling.view_label", "labelling.view_query"],
+    ANALYST: [
+        "labelling.view_query",
+        VIEW_TRIAGE,
+        WORK_TRIAGE,
+        REQUEUE_LIVE_QUERY,
+        VIEW_MONITORING,
+        VIEW_VERDICT,
+    ],
     ML_ENGINEER: [
         "labelling.view_query",
-        "labelling.view_goldset",
-        "judges.add_judge",
-        "judges.change_judge",
-        "judges.view_judge",
-        "judges.add_calibrationrun",
-        "judges.view_calibrationrun",
-        "judges.view_verdict",
+        VIEW_GOLDSETS,
+        MANAGE_GOLDSETS,
+        VIEW_JUDGES,
+        ADD_JUDGE,
+        CHANGE_JUDGE,
+        VIEW_VERDICT,
+        VIEW_RUNS,
+        START_RUN,
+        CHANGE_RUN,
+        VIEW_MONITORING,
+        RUN_MONITORING,
+        VIEW_WAREHOUSES,
     ],
 }
 
 
+def roles_holding(*perms: str) -> list[str]:
+    """Return the roles whose groups hold every one of `perms` (admin when no other does)."""
+    return [role for role, held in ROLE_PERMISSIONS.items() if set(perms) <= set(held)] or [ADMIN]
+
+
+def permission_check(user, *perms: str) -> None:
+    """Raise PermissionDenied, naming the roles that would do, unless the user holds every one of `perms`."""
+    if not user.has_perms(perms):
+        raise PermissionDenied(f"This page needs the role {' or '.join(roles_holding(*perms))}.")
+
+
+def permission_required(*perms: str):
+    """Decorate a view so only users holding every one of `perms` reach it (403 otherwise).
+
+    An anonymous visitor never gets here: LoginRequiredMiddleware sends them to the login page.
+    """
+
+    def decorator(view):
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            permission_check(request.user, *perms)
+            return view(request, *args, **kwargs)
+
+        return wrapped
+
+    return decorator
+
+
 def user_roles(user) -> set[str]:
-    """Return the role names a user holds; admins and superusers hold every role."""
+    """Return the role names a user holds, for display; admins and superusers hold every role."""
     if not getattr(user, "is_authenticated", False):
         return set()
     cached = getattr(user, "_docket_roles", None)
@@ -46,30 +116,6 @@ def user_roles(user) -> set[str]:
         names = set(ALL_ROLES)
     user._docket_roles = names
     return names
-
-
-def has_role(user, *roles: str) -> bool:
-    return bool(user_roles(user) & set(roles))
-
-
-def check_role(user, *roles: str) -> None:
-    """Raise PermissionDenied unless the user holds one of the roles."""
-    if not has_role(user, *roles):
-        raise PermissionDenied(f"This page needs the role {' or '.join(roles)}.")
-
-
-def role_required(*roles: str):
-    """Decorate a view so only users with one of `roles` reach it (403 otherwise)."""
-
-    def decorator(view):
-        @wraps(view)
-        def wrapped(request, *args, **kwargs):
-            check_role(request.user, *roles)
-            return view(request, *args, **kwargs)
-
-        return wrapped
-
-    return decorator
 
 
 def role_context(request):

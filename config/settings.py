@@ -12,7 +12,6 @@ import secrets
 import sys
 from pathlib import Path
 
-import environ
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import (
@@ -94,8 +93,6 @@ from config.settings_warehouses import (  # noqa: F401 — settings Django reads
     WAREHOUSE_SQLITE_PROCESS_MEMORY,
 )
 
-env = environ.Env()
-
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Where local state lives. Importing settings creates nothing: `manage.py` and the Celery
 # app create this folder and the secret key file (config/local_state.py) before they
@@ -146,6 +143,7 @@ INSTALLED_APPS = [
     "labelling",
     "judges",
     "triage",
+    "loops",
 ]
 
 MIDDLEWARE = [
@@ -370,8 +368,8 @@ LOGGING = {
 # A judge may read only these environment variables as its API key, and send it only to
 # these base URLs (a judge's base_url must equal one or lie under it; the simulator's
 # VENDOR_SIMULATOR_URL is allowed while VENDOR_SIMULATOR_ENABLED is on). Set by an admin; see judges/vendor_access.py.
-JUDGE_API_KEY_VARS = env.list("JUDGE_API_KEY_VARS", default=["ANTHROPIC_API_KEY", "OPENAI_API_KEY"])
-JUDGE_BASE_URLS = env.list("JUDGE_BASE_URLS", default=[])
+JUDGE_API_KEY_VARS = env_list("JUDGE_API_KEY_VARS", ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"])
+JUDGE_BASE_URLS = env_list("JUDGE_BASE_URLS", [])
 for _name in JUDGE_API_KEY_VARS:
     if not _name.isidentifier():
         raise ImproperlyConfigured(f"JUDGE_API_KEY_VARS: {_name!r} is not an environment variable name.")

@@ -15,6 +15,7 @@ urlpatterns = [
     path("judges/", include("judges.urls")),
     path("probes/", include("probes.urls")),
     path("triage/", include("triage.urls")),
+    path("loops/", include("loops.urls")),
     path("api/", include("triage.api_urls")),
     path("", include("triage.otlp_urls")),  # OTLP/HTTP: POST /v1/traces
 ]

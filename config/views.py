@@ -6,11 +6,6 @@ from django.shortcuts import render
 from config.roles import user_roles
 
 
-def bad_request_page(request, reason: str):
-    """Answer 400 with the reason on the error page (a query parameter that cannot be read, say)."""
-    return render(request, "400.html", {"reason": reason}, status=400)
-
-
 def home(request):
     """Show each role's starting points; the navigation already hides the rest."""
     return render(request, "home.html", {"user_role_names": sorted(user_roles(request.user))})

@@ -8,99 +8,25 @@ options) and renders. Charts need no JavaScript; static/js/dashboard.js adds tab
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from urllib.parse import urlencode
-
 import numpy as np
 from django.db.models import Q
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 
-from config.roles import ML_ENGINEER, role_required
-from judges.calibration_data import CalibrationData, load_calibration
+from config.roles import VIEW_JUDGES, permission_required
+from judges.calibration_data import CalibrationData
 from judges.charts import PALETTE, ensemble_scatter, error_class_chart, heatmap, upset_chart
 from judges.dashboard_classes import category_rows, guess_sections, slice_view
 from judges.dashboard_ladder import budget_rows, ladder_rows
+from judges.dashboard_request import SELECTION_PARAMS, ReportOptions, SelectionError, load_for, selection_query
 from judges.dashboard_trends import confusion_cell_items, confusion_tables, judge_trends_get
 from judges.ensembles import ENSEMBLE_RULES, miss_patterns, missed_by_all, missed_exactly, threshold_for
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
-from judges.report import ensemble_entry, ensembles_up_to, marginal_values, report_from_data
-from judges.run_selection import RunSelection, run_selection_parse
+from judges.report import ensemble_entry, ensembles_up_to, marginal_values
 from judges.trend_chart import TREND_METRICS, trend_chart
 from labelling.models import GoldSetVersion, Query
-from labelling.split_models import SPLIT_ALL, SPLIT_CHOICES, GoldSetSplit
-from labelling.splits import split_part_check
-
-SELECTION_PARAMS = ("runs", "since", "until", "source")  # "slice" and "min_slice" add a table, not a selection
-
-
-class SelectionError(ValueError):
-    """The run selection in the query string cannot be used."""
-
-
-@dataclass(frozen=True)
-class ReportOptions:
-    """What the page's GET parameters ask for, validated."""
-
-    generation_cost_usd: float = 0.0
-    baseline: str | None = None
-    false_reject_ceiling: float = 0.2
-    selection: RunSelection = RunSelection()
-    # Which part of the version's dev/test split (labelling.splits): dev, test or all.
-    split: str = SPLIT_ALL
-
-    @classmethod
-    def from_request(cls, request) -> ReportOptions:
-        """Read the options; raise SelectionError when the run selection is malformed."""
-        try:
-            selection = run_selection_parse(**{name: request.GET.get(name) for name in SELECTION_PARAMS})
-        except ValueError as exc:
-            raise SelectionError(str(exc)) from exc
-        split = request.GET.get("split") or SPLIT_ALL
-        if split not in SPLIT_CHOICES:
-            raise SelectionError(f"split must be one of {', '.join(SPLIT_CHOICES)}; got {split!r}")
-        return cls(
-            generation_cost_usd=bounded_float(request.GET.get("generation_cost"), 0.0, 0.0, 100.0),
-            baseline=request.GET.get("baseline") or None,
-            false_reject_ceiling=bounded_float(request.GET.get("fr_ceiling"), 0.2, 0.0, 1.0),
-            selection=selection,
-            split=split,
-        )
-
-
-def bounded_float(raw, default: float, low: float, high: float) -> float:
-    """Parse a float from a query string, falling back to the default when absent or bad."""
-    try:
-        value = float(raw)
-    except (TypeError, ValueError):
-        return default
-    return min(max(value, low), high) if np.isfinite(value) else default
-
-
-def selection_query(request) -> str:
-    """Return the run-selection part of the query string (and the split), for the page's own requests."""
-    return urlencode({name: request.GET[name] for name in (*SELECTION_PARAMS, "split") if request.GET.get(name)})
-
-
-def load_for(version_id: int, request) -> tuple[CalibrationData, dict, ReportOptions]:
-    """Load the version's arrays and report; drop an unknown baseline rather than fail.
-
-    Raises SelectionError when the run selection is malformed or names runs not on the version.
-    """
-    version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=version_id)
-    options = ReportOptions.from_request(request)
-    try:
-        split_part_check(version, options.split)
-        data = load_calibration(gold_set_version=version, selection=options.selection, split=options.split)
-    except ValueError as exc:
-        raise SelectionError(str(exc)) from exc
-    try:
-        report = report_from_data(data, generation_cost_usd=options.generation_cost_usd, baseline=options.baseline)
-    except ValueError:
-        options = replace(options, baseline=None)
-        report = report_from_data(data, generation_cost_usd=options.generation_cost_usd)
-    return data, report, options
+from labelling.split_models import GoldSetSplit
 
 
 def selection_refused(request, version_id: int, error: SelectionError):
@@ -111,7 +37,7 @@ def selection_refused(request, version_id: int, error: SelectionError):
         "versions": versions_with_runs(version),
         "selection_error": str(error),
         "options": ReportOptions(),
-        "raw": {name: request.GET.get(name, "") for name in SELECTION_PARAMS},
+        "raw": {name: request.GET.get(name, "") for name in (*SELECTION_PARAMS, "split")},
     }
     return render(request, "judges/dashboard.html", context, status=400)
 
@@ -131,7 +57,7 @@ def newer_version(version: GoldSetVersion) -> GoldSetVersion | None:
     )
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_index(request):
     """Open the dashboard on the gold-set version with the latest completed run."""
     latest = (
@@ -146,7 +72,7 @@ def dashboard_index(request):
     return redirect(f"{target}?{request.GET.urlencode()}" if request.GET else target)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard(request, version_id: int):
     """Show judges, overlap, ensembles and error classes for one gold-set version and run selection."""
     try:
@@ -188,7 +114,7 @@ def dashboard(request, version_id: int):
     return render(request, "judges/dashboard.html", context)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_report_json(request, version_id: int):
     """Download the same report dict as `judge_report --format json` (same run selection)."""
     try:
@@ -201,7 +127,7 @@ def dashboard_report_json(request, version_id: int):
     return response
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_ensemble(request, version_id: int):
     """Return the explorer's result for the chosen judges, rule and k, and marginal values."""
     try:
@@ -238,7 +164,7 @@ def ensemble_k(rule: str, raw: str | None, n_members: int) -> int | None:
     return k
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_missed(request, version_id: int):
     """List wrong items by their probability of being missed (a heatmap cell or an UpSet bar).
 
@@ -280,7 +206,7 @@ def dashboard_missed(request, version_id: int):
     return render(request, "judges/dashboard.html#missed-items", context)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_cell(request, version_id: int):
     """List the items of one confusion-matrix cell: a judge's majority decision × the gold label."""
     try:
@@ -304,7 +230,7 @@ def _cell_template(request) -> str:
     return "judges/dashboard_trends.html#cell-items" if request.htmx else "judges/dashboard_cell_page.html"
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_item(request, version_id: int, query_id: int):
     """Show every verdict of every judge on one item, side by side."""
     version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=version_id)

@@ -56,6 +56,7 @@ from judges.metrics import (
     cost_per_accepted,
     k_of_n_problem,
     latency_percentiles,
+    majority_rejects,
     rates,
 )
 
@@ -136,6 +137,8 @@ def ensemble_draw_decisions(
         decisions[rows, slots] = decided
         return decisions, aligned
     rejects = (member_decisions == REJECT).sum(axis=1)
+    if rule == "majority":  # every member answered an aligned draw: the tie rule over n votes
+        return majority_rejects(rejects, n_members).astype(float), aligned
     return (rejects >= threshold_for(rule, n_members, k)).astype(float), aligned
 
 

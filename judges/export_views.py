@@ -9,10 +9,10 @@ a download shows what the page shows. CSV cells are neutralised (`config.exports
 from django.http import Http404, JsonResponse
 
 from config.exports import csv_response, json_response, records_csv_response
-from config.roles import ML_ENGINEER, role_required
-from judges.dashboard_views import SelectionError, load_for
-from judges.management.commands.judge_report import report_csv_table
+from config.roles import VIEW_JUDGES, permission_required
+from judges.dashboard_request import SelectionError, load_for
 from judges.report import ensembles_up_to
+from judges.report_tables import report_csv_table
 
 TABLES = ("judges", "pairs", "ensembles")
 FORMATS = ("csv", "json")
@@ -38,7 +38,7 @@ def table_records(version_id: int, table: str, request) -> tuple[dict, list[dict
     return report, [{**point, "members": " + ".join(point["members"])} for point in points]
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def dashboard_table_export(request, version_id: int, table: str, fmt: str):
     """Download one of the dashboard's tables (judges, pairs, ensembles) as CSV or JSON."""
     if table not in TABLES or fmt not in FORMATS:

@@ -7,30 +7,17 @@ makes a redelivered or retried task do nothing twice. Queues are routed in setti
 import logging
 
 from celery import shared_task
-from django.db import InterfaceError, transaction
-from django.db import OperationalError as DatabaseOperationalError
-from kombu.exceptions import OperationalError as BrokerOperationalError
+from django.db import transaction
 
+from config.task_retry import RETRY_ON_TRANSIENT
 from judges.models import CalibrationRun, RunChunk
 from judges.runner import run_chunk_execute
 from judges.services import calibration_run_plan, run_chunks_enqueue, run_lanes_enqueue, run_stale_chunks_requeue
 
 log = logging.getLogger(__name__)
 
-# Only what may be fine on the next try: a dropped or locked database connection, a broker
-# that is briefly unreachable. A bug raises anything else and is not retried.
-TRANSIENT_ERRORS = (DatabaseOperationalError, InterfaceError, BrokerOperationalError)
-RETRY_OPTIONS = {
-    "acks_late": True,
-    "autoretry_for": TRANSIENT_ERRORS,
-    "retry_backoff": True,
-    "retry_backoff_max": 60,
-    "retry_jitter": True,
-    "max_retries": 5,
-}
 
-
-@shared_task(name="judges.plan_calibration_run", **RETRY_OPTIONS)
+@shared_task(name="judges.plan_calibration_run", **RETRY_ON_TRANSIENT)
 def plan_calibration_run(run_id: int) -> int:
     """Split a run into chunks (once) and queue its lanes (services.run_lanes_enqueue)."""
     run = CalibrationRun.objects.filter(pk=run_id).first()
@@ -43,7 +30,7 @@ def plan_calibration_run(run_id: int) -> int:
     return len(chunk_ids)
 
 
-@shared_task(name="judges.execute_run_chunk", **RETRY_OPTIONS)
+@shared_task(name="judges.execute_run_chunk", **RETRY_ON_TRANSIENT)
 def execute_run_chunk(chunk_id: int) -> str:
     """Judge the missing items of one chunk, then go on as a lane; a redelivery does nothing twice."""
     if not RunChunk.objects.filter(pk=chunk_id).exists():
@@ -52,7 +39,7 @@ def execute_run_chunk(chunk_id: int) -> str:
     return run_chunk_execute(chunk_id=chunk_id, hand_on=lambda following: run_chunks_enqueue(chunk_ids=[following]))
 
 
-@shared_task(name="judges.requeue_stale_chunks", **RETRY_OPTIONS)
+@shared_task(name="judges.requeue_stale_chunks", **RETRY_ON_TRANSIENT)
 def requeue_stale_chunks() -> int:
     """Hand chunks of crashed workers (expired leases) to live ones; schedule with beat."""
     return run_stale_chunks_requeue()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from judges import compare_views, dashboard_views, export_views, loop_views, views
+from judges import compare_views, dashboard_views, export_views, views
 
 app_name = "judges"
 
@@ -38,6 +38,3 @@ urlpatterns += [
         name="dashboard-table-export",
     ),
 ]
-
-# The loop lab: what a checker does to a generation loop.
-urlpatterns += [path("loop/", loop_views.loop_lab, name="loop-lab")]

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from config.roles import ADMIN, has_role
+from config.roles import SET_JUDGE_BASE_URL
 
 REDACTED = "[redacted]"
 # Shorter values are not redacted: they would blank out ordinary words.
@@ -116,7 +116,7 @@ def judge_config_check(*, config: dict, previous_config: dict | None, user=None)
     """
     problems = judge_config_problems(config)
     previous_url = (previous_config or {}).get("base_url") or ""
-    if (config.get("base_url") or "") != previous_url and user is not None and not has_role(user, ADMIN):
+    if (config.get("base_url") or "") != previous_url and user is not None and not user.has_perm(SET_JUDGE_BASE_URL):
         problems.append("only an admin can set or change a judge's base_url")
     if problems:
         raise ValidationError({"config": problems})

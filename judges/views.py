@@ -6,9 +6,18 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.params import number_param
-from config.roles import ANALYST, ML_ENGINEER, check_role, has_role, role_required
-from config.views import bad_request_page
+from config.params import bad_request_page, number_param
+from config.roles import (
+    ADD_JUDGE,
+    CHANGE_JUDGE,
+    CHANGE_RUN,
+    START_RUN,
+    VIEW_JUDGES,
+    VIEW_RUNS,
+    VIEW_VERDICT,
+    permission_check,
+    permission_required,
+)
 from judges import selectors, services
 from judges.forms import JudgeCloneForm, JudgeCreateForm, JudgeVersionForm, RunResumeForm, RunStartForm
 from judges.models import CalibrationRun, Judge, JudgeVersion, Verdict
@@ -20,13 +29,13 @@ from labelling.models import GoldSetVersion
 
 def _get_judge_for_user(request, pk) -> Judge:
     """Return a judge the user may work on (ML engineers), else 403; 404 if there is none."""
-    check_role(request.user, ML_ENGINEER)
+    permission_check(request.user, VIEW_JUDGES)
     return selectors.judge_get(pk=pk)
 
 
 def _get_run_for_user(request, pk) -> CalibrationRun:
     """Return a calibration run the user may see and steer (ML engineers), else 403 / 404."""
-    check_role(request.user, ML_ENGINEER)
+    permission_check(request.user, VIEW_RUNS)
     return get_object_or_404(CalibrationRun.objects.select_related("gold_set_version__gold_set"), pk=pk)
 
 
@@ -37,11 +46,11 @@ def _get_verdict_for_user(request, pk) -> Verdict:
     items link to: a calibration verdict carries a gold set's items and full prompts, which
     are the ML engineers' (and a 404 does not say that it exists).
     """
-    check_role(request.user, ML_ENGINEER, ANALYST)
+    permission_check(request.user, VIEW_VERDICT)
     verdict = get_object_or_404(
         Verdict.objects.select_related("judge_version__judge", "query__warehouse", "run", "prompt_prefix"), pk=pk
     )
-    if verdict.run_id is not None and not has_role(request.user, ML_ENGINEER):
+    if verdict.run_id is not None and not request.user.has_perm(VIEW_RUNS):
         raise Http404("No live verdict has this id.")
     return verdict
 
@@ -54,13 +63,13 @@ def _form_errors_from(form, exc: ValidationError):
         form.add_error(None, exc.messages)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def index(request):
     """List judges and recent calibration runs."""
     return render(request, "judges/index.html", {"rows": selectors.judges_index_rows(), "runs": selectors.run_list()})
 
 
-@role_required(ML_ENGINEER)
+@permission_required(ADD_JUDGE)
 def judge_create(request):
     """Register a judge with its first version."""
     form = JudgeCreateForm(request.POST or None)
@@ -77,7 +86,7 @@ def judge_create(request):
     return render(request, "judges/judge_form.html", {"form": form, "title": "New judge"})
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def judge_detail(request, pk):
     """Show a judge: the chosen version's full prompt, and every version's metrics per gold-set version."""
     judge = _get_judge_for_user(request, pk)
@@ -97,7 +106,7 @@ def judge_detail(request, pk):
     return render(request, "judges/judge_detail.html", context)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(CHANGE_JUDGE)
 def judge_edit(request, pk):
     """Edit a judge: a first POST shows the diff against the current version, a second saves it as new."""
     judge = _get_judge_for_user(request, pk)
@@ -120,7 +129,7 @@ def judge_edit(request, pk):
 
 
 @require_POST
-@role_required(ML_ENGINEER)
+@permission_required(ADD_JUDGE)
 def judge_clone(request, pk):
     judge = _get_judge_for_user(request, pk)
     form = JudgeCloneForm(request.POST)
@@ -136,7 +145,7 @@ def judge_clone(request, pk):
     return redirect("judges:judge_detail", pk=judge.pk)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def judge_compare(request, pk):
     """Compare two versions of a judge: their settings, and item by item on a gold-set version."""
     judge = _get_judge_for_user(request, pk)
@@ -183,7 +192,7 @@ def verdict_detail(request, pk):
     return render(request, "judges/judge_verdict.html", context)
 
 
-@role_required(ML_ENGINEER)
+@permission_required(START_RUN)
 def run_start(request):
     """Start a calibration run: judge versions x gold-set version x repeats."""
     wanted = request.GET.get("gold_set_version", "")
@@ -198,7 +207,7 @@ def run_start(request):
     return render(request, "judges/run_start.html", {"form": form})
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_RUNS)
 def run_detail(request, pk):
     """Show a run with its live progress; htmx polls the progress partial while it is active."""
     run = _get_run_for_user(request, pk)
@@ -214,7 +223,7 @@ def run_detail(request, pk):
 
 
 @require_POST
-@role_required(ML_ENGINEER)
+@permission_required(CHANGE_RUN)
 def run_cancel(request, pk):
     run = _get_run_for_user(request, pk)
     try:
@@ -225,7 +234,7 @@ def run_cancel(request, pk):
 
 
 @require_POST
-@role_required(ML_ENGINEER)
+@permission_required(CHANGE_RUN)
 def run_resume(request, pk):
     run = _get_run_for_user(request, pk)
     form = RunResumeForm(request.POST)

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
-from config.roles import ADMIN, ML_ENGINEER, role_required
+from config.roles import MANAGE_GOLDSETS, permission_required
 from labelling.models import GoldSet, GoldSetVersion
 from labelling.mutation_operators import operators_for
 
@@ -18,7 +18,7 @@ def enqueue(task: str, **kwargs) -> None:
 
 
 @require_POST
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def version_audit(request, name, number):
     """Audit the version again in the background; the section shows the result once stored."""
     version = get_object_or_404(GoldSetVersion, gold_set__name=name, number=number, is_frozen=True)
@@ -28,7 +28,7 @@ def version_audit(request, name, number):
 
 
 @require_POST
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def mutations_seed(request, name):
     """Seed mutated proposals from the latest version, as `seed_mutations` does, in the background."""
     gold_set = get_object_or_404(GoldSet, name=name)

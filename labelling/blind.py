@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from django.db.models import QuerySet
 
-from config.roles import ADMIN, ML_ENGINEER, has_role
+from config.roles import MANAGE_GOLDSETS
 from labelling.models import Adjudication, GoldSet, Label, LabelReveal, Query
 
 REVEAL_CHUNK = 1000
@@ -28,7 +28,7 @@ REVEAL_CHUNK = 1000
 
 def sees_every_label(user) -> bool:
     """Say whether the user may see every label of every item (ML engineers and admins)."""
-    return has_role(user, ML_ENGINEER, ADMIN)
+    return user.has_perm(MANAGE_GOLDSETS)
 
 
 def revealed_query_ids(*, user, gold_set: GoldSet | None, query_ids: Iterable[int]) -> set[int]:

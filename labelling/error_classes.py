@@ -7,8 +7,8 @@ version diffs) compare and copy one value, and the database can hold the rule it
 
     a wrong label needs an error class; any other label carries none.
 
-`error_class_rule_problems` is that rule for Python (the models' `clean()`, the forms and the
-services all call it); `error_class_rule_constraint` is the same rule as a named
+`ErrorClassRuleMixin.clean()` is that rule for Python (the forms and the services call the
+model's `clean()`); `error_class_rule_constraint` is the same rule as a named
 CheckConstraint on every table that stores a decision with its classes (labels,
 adjudications, version items). A class name may not contain `;` (the separator, also the
 CSV import's), nor start or end with spaces.
@@ -76,30 +76,6 @@ def class_name_problem(name: str) -> str | None:
     return None
 
 
-def error_class_rule_problems(decision: str, error_class, *, field: str = "error_class") -> dict[str, str]:
-    """Return {field: problem} where the decision and its classes break the rule (empty when they keep it).
-
-    The one rule: a wrong label needs an error class (one or more); any other label carries none.
-    """
-    classes = error_class if isinstance(error_class, list | tuple) else error_classes_split(error_class)
-    if decision == WRONG:
-        if not classes:
-            return {field: "A wrong label needs an error class."}
-        if len(classes) > MAX_CLASSES_PER_LABEL:
-            return {field: f"A label carries at most {MAX_CLASSES_PER_LABEL} error classes, not {len(classes)}."}
-        return {}
-    if classes:
-        return {field: f"Only a wrong label carries an error class, not a {decision or 'blank'} one."}
-    return {}
-
-
-def error_class_rule_check(decision: str, error_class, *, field: str = "error_class") -> None:
-    """Raise ValidationError when the decision and its classes break the rule."""
-    problems = error_class_rule_problems(decision, error_class, field=field)
-    if problems:
-        raise ValidationError(problems)
-
-
 def error_class_rule_constraint(name: str) -> models.CheckConstraint:
     """Return the rule as a CheckConstraint named `name`: wrong with a well-formed class list, else none.
 
@@ -128,11 +104,26 @@ def error_class_holds_q(name: str, field: str = "error_class") -> Q:
 
 
 class ErrorClassRuleMixin:
-    """Give a model with `decision` and `error_class` fields the rule in its `clean()`."""
+    """The rule, in the `clean()` of each model with `decision` and `error_class` fields.
+
+    Forms and services check a decision by building the model and calling `clean()`
+    (`Label(decision=..., error_class=...).clean()`), so the rule is written once here, and
+    once more for the database as `error_class_rule_constraint`.
+    """
 
     def clean(self):
         super().clean()
-        error_class_rule_check(self.decision, self.error_class)
+        classes = self.error_classes
+        if self.decision == WRONG and not classes:
+            raise ValidationError({"error_class": "A wrong label needs an error class."})
+        if self.decision == WRONG and len(classes) > MAX_CLASSES_PER_LABEL:
+            raise ValidationError(
+                {"error_class": f"A label carries at most {MAX_CLASSES_PER_LABEL} error classes, not {len(classes)}."}
+            )
+        if self.decision != WRONG and classes:
+            raise ValidationError(
+                {"error_class": f"Only a wrong label carries an error class, not a {self.decision or 'blank'} one."}
+            )
 
     @property
     def error_classes(self) -> list[str]:

@@ -9,20 +9,20 @@ from django.http import Http404, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 
 from config.exports import csv_response, json_records_response, json_response, records_csv_response
-from config.roles import ADMIN, ML_ENGINEER, role_required
+from config.roles import MANAGE_GOLDSETS, permission_required
 from labelling import selectors
 from labelling.agreement_report import agreement_report, agreement_rows, disagreement_rows
 from labelling.blind import label_reveals_record
 from labelling.forms import BrowseForm
 from labelling.goldset_io import goldset_export_lines
+from labelling.lookups import agreement_scope, frozen_version
 from labelling.models import GoldSetVersion, GoldSetVersionItem
-from labelling.views import agreement_scope, frozen_version
 
 ITEM_COLUMNS = ["id", "question", "sql", "label", "error_class"]
 LABEL_COLUMNS = ["labeller", "labeller_label", "labeller_error_class", "label_source", "current", "labelled_at"]
 
 
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def version_export(request, pk, fmt):
     """Download a version as JSONL or CSV, streamed."""
     if fmt not in ("jsonl", "csv"):
@@ -39,7 +39,7 @@ def version_export(request, pk, fmt):
     return response
 
 
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def agreement_export(request, name, fmt):
     """Download the agreement figures (the same dict as `agreement_report --format json`)."""
     gold_set, version = agreement_scope(request, name)
@@ -52,7 +52,7 @@ def agreement_export(request, name, fmt):
     raise Http404("Export as .json or .csv.")
 
 
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def disagreements_export(request, name, fmt):
     """Download the items whose labellers disagree, with their labels and adjudication."""
     gold_set, version = agreement_scope(request, name)
@@ -81,7 +81,7 @@ def disagreements_export(request, name, fmt):
     raise Http404("Export as .json or .csv.")
 
 
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def version_items_export(request, name, number, fmt):
     """Download the (filtered) items of a version with every label: JSON nested, CSV a row per label."""
     version = frozen_version(name, number)

@@ -1,9 +1,10 @@
 from django import forms
+from django.core.exceptions import ValidationError
 
-from labelling.error_classes import UNCLASSIFIED, error_class_rule_problems
+from labelling.error_classes import UNCLASSIFIED, error_classes_join
 from labelling.goldset_parser import ParseOptions
 from labelling.invariants import InvariantsInvalid, invariants_validate
-from labelling.models import LabelDecision, ResolutionPolicy
+from labelling.models import Label, LabelDecision, ResolutionPolicy
 from labelling.taxonomy import class_choices
 
 RESOLVE_CHOICES = [
@@ -22,11 +23,20 @@ class ClassesField(forms.MultipleChoiceField):
         return [name for name in super().to_python(value) if name]
 
 
+def label_rule_errors(form, decision, error_class: str) -> None:
+    """Add to `form` what the label rule (`Label.clean()`) says of a decision and its classes."""
+    try:
+        Label(decision=decision or "", error_class=error_class).clean()
+    except ValidationError as exc:
+        for name, problems in exc.message_dict.items():
+            form.add_error(name, problems)
+
+
 class ClassifiedDecisionForm(forms.Form):
     """A decision with one or more error classes of the gold set's taxonomy, under the label rule.
 
     A decision other than wrong drops any class sent with it (a stale checkbox); a wrong one
-    without a class breaks the rule of `labelling.error_classes`, which says so.
+    without a class breaks the label rule (`Label.clean()`), which says so.
     """
 
     extra_classes: list[tuple[str, str]] = []
@@ -39,8 +49,7 @@ class ClassifiedDecisionForm(forms.Form):
         data = super().clean()
         if data.get("decision") != LabelDecision.WRONG:
             data["error_class"] = []
-        for name, problem in error_class_rule_problems(data.get("decision"), data.get("error_class") or []).items():
-            self.add_error(name, problem)
+        label_rule_errors(self, data.get("decision"), error_classes_join(data.get("error_class") or []))
         return data
 
 

@@ -107,7 +107,7 @@ class Query(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     # Answer-free invariants a correct result must meet (labelling/invariants.py), written
     # by labellers on the item; the ladder's invariants rung checks candidates against them.
-    # db_default: the importer and the ingestion API insert rows by raw SQL that omits the column.
+    # db_default: the gold importer inserts rows by raw SQL that omits the column (labelling/bulk.py).
     invariants = models.JSONField(default=dict, blank=True, db_default={})
     # A mutated item is a proposal (operator, suggested class, result diff in metadata["mutation"])
     # until a labeller labels it; the dashboard can split catch rates by origin.
@@ -181,7 +181,7 @@ class Label(ErrorClassRuleMixin, models.Model):
     source = models.CharField(max_length=16, choices=LabelSource.choices, default=LabelSource.MANUAL)
     is_current = models.BooleanField(default=True)
     # Given before Docket showed its labeller anyone else's label of this query (no
-    # LabelReveal); agreement counts only these. db_default: the importer inserts by raw SQL.
+    # LabelReveal); agreement counts only these. db_default: the gold importer inserts by raw SQL.
     blind = models.BooleanField(default=True, db_default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

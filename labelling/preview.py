@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 from django.shortcuts import get_object_or_404
 
-from config.roles import ADMIN, ML_ENGINEER, has_role
+from config.roles import MANAGE_GOLDSETS
 from labelling.compare import Comparison, compare_result_sets
 from labelling.models import Query, QuerySource
 from probes.execution import run_readonly
@@ -86,6 +86,6 @@ def preview_query_for(*, user, pk: int) -> Query:
     Engineers and admins may preview any query.
     """
     queries = Query.objects.select_related("warehouse")
-    if not has_role(user, ML_ENGINEER, ADMIN):
+    if not user.has_perm(MANAGE_GOLDSETS):
         queries = queries.filter(Q(gold_set__isnull=False) | Q(source=QuerySource.AUDIT))
     return get_object_or_404(queries, pk=pk)

@@ -6,11 +6,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from config.roles import ADMIN, LABELLER, ML_ENGINEER, role_required
+from config.roles import LABEL_QUERIES, VIEW_GOLDSETS, permission_required
 from labelling import queue_selectors, services
 from labelling.blind import other_labels_for_labeller
 from labelling.class_keys import class_keys_for
 from labelling.forms import InvariantsForm, LabelForm
+from labelling.invariant_services import query_invariants_set
 from labelling.models import GoldSet, Query, QuerySource
 from labelling.preview import preview_query_for, query_preview
 from labelling.queue_orders import queue_order_choices, queue_order_from_request
@@ -57,7 +58,7 @@ def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | N
     return response
 
 
-@role_required(LABELLER)
+@permission_required(LABEL_QUERIES)
 def queue(request, scope):
     """Open the queue at the next item waiting for this labeller (or say that none is left)."""
     gold_set = _scope(scope)
@@ -69,7 +70,7 @@ def queue(request, scope):
     return _render_item(request, scope, gold_set, None)
 
 
-@role_required(LABELLER)
+@permission_required(LABEL_QUERIES)
 def queue_item(request, scope, pk):
     """Show one item: question, highlighted SQL, the columns it touches, its preview panel."""
     gold_set = _scope(scope)
@@ -77,7 +78,7 @@ def queue_item(request, scope, pk):
 
 
 @require_POST
-@role_required(LABELLER)
+@permission_required(LABEL_QUERIES)
 def queue_label(request, scope, pk):
     """Save the labeller's label on this item and move on to the next one."""
     gold_set = _scope(scope)
@@ -101,7 +102,7 @@ def queue_label(request, scope, pk):
     return _render_item(request, scope, gold_set, following)
 
 
-@role_required(LABELLER)
+@permission_required(LABEL_QUERIES)
 def queue_step(request, scope, pk, direction):
     """Go to the previous item (k) or the next one (j) in the labeller's history."""
     gold_set = _scope(scope)
@@ -118,7 +119,7 @@ def queue_step(request, scope, pk, direction):
 
 
 @require_POST
-@role_required(LABELLER)
+@permission_required(LABEL_QUERIES)
 def queue_undo(request, scope):
     """Retract the labeller's last label in this queue and return to that item."""
     gold_set = _scope(scope)
@@ -132,8 +133,25 @@ def queue_undo(request, scope):
     return _render_item(request, scope, gold_set, last.query)
 
 
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@permission_required(VIEW_GOLDSETS)
 def preview(request, pk):
     """Run the item (and its reference SQL) read-only and show the first rows and the comparison."""
     query = preview_query_for(user=request.user, pk=pk)
     return render(request, "labelling/preview.html", {"query": query, "preview": query_preview(query=query)})
+
+
+@require_POST
+@permission_required(LABEL_QUERIES)
+def query_invariants(request, scope, pk):
+    """Save the item's invariants and show the item again (422 with the field errors if invalid)."""
+    gold_set = _scope(scope)
+    query = _query_in_scope(gold_set, pk)
+    form = InvariantsForm(request.POST)
+    if not form.is_valid():
+        response = _render_item(request, scope, gold_set, query, status=422, invariants_form=form)
+        return response
+    query_invariants_set(query=query, invariants=form.cleaned_data["invariants"])
+    if not request.htmx:
+        messages.success(request, "Invariants saved.")
+        return redirect("labelling:queue_item", scope, query.pk)
+    return _render_item(request, scope, gold_set, query)

@@ -12,7 +12,7 @@ from django.db.models import F, Max
 
 from labelling.blind import label_given_blind
 from labelling.bulk import insert_rows
-from labelling.error_classes import UNCLASSIFIED, error_class_rule_check, error_classes_join, error_classes_parse
+from labelling.error_classes import UNCLASSIFIED, error_classes_join, error_classes_parse
 from labelling.models import (
     Adjudication,
     GoldSet,
@@ -53,7 +53,7 @@ def decision_validate(*, decision: str, error_class, gold_set: GoldSet | None = 
         classes = error_classes_parse(error_class)
     except ValueError as exc:
         raise ValidationError({"error_class": str(exc)}) from None
-    error_class_rule_check(decision, classes)
+    Label(decision=decision, error_class=error_classes_join(classes)).clean()  # the label rule
     if not classes:
         return ""
     index = taxonomy_index(goldset_taxonomy(gold_set))

@@ -7,17 +7,9 @@ missing, an audit is stored once per task, a mutation proposed before is not add
 
 from celery import shared_task
 
-from config.task_retry import MAX_RETRIES, RETRY_BACKOFF_MAX_S, TRANSIENT_ERRORS
+from config.task_retry import RETRY_ON_TRANSIENT
 from labelling import audit, mutations, services
 from labelling.models import GoldSet, GoldSetVersion
-
-RETRY_ON_TRANSIENT = {
-    "acks_late": True,
-    "autoretry_for": TRANSIENT_ERRORS,
-    "retry_backoff": True,
-    "retry_backoff_max": RETRY_BACKOFF_MAX_S,
-    "max_retries": MAX_RETRIES,
-}
 
 
 @shared_task(name="labelling.query_fingerprint_fill", **RETRY_ON_TRANSIENT)

@@ -10,13 +10,13 @@ from django.db.models import Count
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.roles import ADMIN, role_required
+from config.roles import MANAGE_TAXONOMIES, permission_required
 from labelling import taxonomy as services
 from labelling.taxonomy_forms import ClassAddForm, ClassMapForm, ClassRenameForm
 from labelling.taxonomy_models import Taxonomy, TaxonomyAlias, TaxonomyClass
 
 
-@role_required(ADMIN)
+@permission_required(MANAGE_TAXONOMIES)
 def taxonomy_list(request):
     """List the taxonomies with their version, classes and gold sets."""
     services.taxonomy_default()
@@ -24,7 +24,7 @@ def taxonomy_list(request):
     return render(request, "labelling/taxonomies.html", {"taxonomies": taxonomies})
 
 
-@role_required(ADMIN)
+@permission_required(MANAGE_TAXONOMIES)
 def taxonomy_detail(request, name):
     """Show one taxonomy's classes by category, its other names and its versions, with the edit forms."""
     taxonomy = get_object_or_404(Taxonomy, name=name)
@@ -40,7 +40,7 @@ def taxonomy_detail(request, name):
 
 
 @require_POST
-@role_required(ADMIN)
+@permission_required(MANAGE_TAXONOMIES)
 def taxonomy_class_add(request, name):
     taxonomy = get_object_or_404(Taxonomy, name=name)
     form = ClassAddForm(request.POST)
@@ -56,7 +56,7 @@ def taxonomy_class_add(request, name):
 
 
 @require_POST
-@role_required(ADMIN)
+@permission_required(MANAGE_TAXONOMIES)
 def taxonomy_class_rename(request, name, pk):
     row = get_object_or_404(TaxonomyClass, taxonomy__name=name, pk=pk)
     form = ClassRenameForm(request.POST)
@@ -71,7 +71,7 @@ def taxonomy_class_rename(request, name, pk):
 
 
 @require_POST
-@role_required(ADMIN)
+@permission_required(MANAGE_TAXONOMIES)
 def taxonomy_class_retire(request, name, pk):
     row = get_object_or_404(TaxonomyClass, taxonomy__name=name, pk=pk)
     retire = request.POST.get("retired", "1") != "0"
@@ -81,7 +81,7 @@ def taxonomy_class_retire(request, name, pk):
 
 
 @require_POST
-@role_required(ADMIN)
+@permission_required(MANAGE_TAXONOMIES)
 def taxonomy_alias_add(request, name):
     taxonomy = get_object_or_404(Taxonomy, name=name)
     form = ClassMapForm(request.POST, taxonomy=taxonomy)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from labelling import audit_views, export_views, invariant_views, queue_views, taxonomy_views, views
+from labelling import audit_views, export_views, queue_views, taxonomy_views, views
 
 app_name = "labelling"
 
@@ -15,7 +15,7 @@ urlpatterns = [
     path("queue/<slug:scope>/item/<int:pk>/next/", queue_views.queue_step, {"direction": "next"}, name="queue_next"),
     path("queue/<slug:scope>/item/<int:pk>/prev/", queue_views.queue_step, {"direction": "prev"}, name="queue_prev"),
     path("queries/<int:pk>/preview/", queue_views.preview, name="preview"),
-    path("queue/<slug:scope>/item/<int:pk>/invariants/", invariant_views.query_invariants, name="query_invariants"),
+    path("queue/<slug:scope>/item/<int:pk>/invariants/", queue_views.query_invariants, name="query_invariants"),
     path("queries/<int:pk>/adjudicate/", views.adjudicate, name="adjudicate"),
     path("goldsets/<slug:name>/", views.goldset_detail, name="goldset_detail"),
     path("goldsets/<slug:name>/publish/", views.goldset_publish, name="goldset_publish"),

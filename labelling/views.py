@@ -7,27 +7,27 @@ HTTP only: role check, form, one service or selector, render. The labeller's que
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from config.params import number_param
-from config.roles import ADMIN, LABELLER, ML_ENGINEER, has_role, role_required
+from config.roles import MANAGE_GOLDSETS, VIEW_GOLDSETS, VIEW_LABELLER_PROGRESS, permission_required
 from labelling import goldset_io, selectors, services
 from labelling.agreement_report import agreement_report, disagreement_rows
 from labelling.audit import audit_at_publish, audit_summary
 from labelling.blind import label_reveals_record, revealed_query_ids, sees_every_label
 from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, PublishForm
 from labelling.goldset_records import GoldImportError
+from labelling.lookups import agreement_scope, frozen_version
 from labelling.models import GoldSet, GoldSetVersion, Query, QuerySource
 from labelling.progress import labeller_progress_list
 
 BROWSE_PAGE_SIZE = 50
 
 
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@permission_required(VIEW_GOLDSETS)
 def index(request):
     """List gold sets with their latest versions."""
     gold_sets = GoldSet.objects.prefetch_related("versions").order_by("name")
@@ -35,7 +35,7 @@ def index(request):
     return render(request, "labelling/index.html", {"gold_sets": gold_sets, "audit_waiting": audit_waiting})
 
 
-@role_required(ADMIN)
+@permission_required(VIEW_LABELLER_PROGRESS)
 def labeller_progress(request):
     """Show each labeller's labels done today and this week, and agreement with the others."""
     return render(request, "labelling/progress.html", {"rows": labeller_progress_list()})
@@ -44,12 +44,12 @@ def labeller_progress(request):
 # --- Gold sets, versions, agreement ----------------------------------------------------------
 
 
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@permission_required(VIEW_GOLDSETS)
 def goldset_detail(request, name):
     """Show a gold set's versions, with export, diff and (for engineers) publish."""
     gold_set = get_object_or_404(GoldSet, name=name)
     versions = gold_set.versions.filter(is_frozen=True).select_related("published_by").order_by("-number")
-    can_manage = has_role(request.user, ML_ENGINEER, ADMIN)
+    can_manage = request.user.has_perm(MANAGE_GOLDSETS)
     return render(
         request,
         "labelling/goldset_detail.html",
@@ -58,7 +58,7 @@ def goldset_detail(request, name):
 
 
 @require_POST
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def goldset_publish(request, name):
     """Publish the gold set's current final labels as a new immutable version."""
     gold_set = get_object_or_404(GoldSet, name=name)
@@ -79,7 +79,7 @@ def goldset_publish(request, name):
     return redirect("labelling:version_browse", name, version.number)
 
 
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def version_diff(request, name):
     """Show what changed between two versions of a gold set (?old=N&new=M): final labels, so not for labellers."""
     gold_set = get_object_or_404(GoldSet, name=name)
@@ -95,17 +95,7 @@ def version_diff(request, name):
     return render(request, "labelling/version_diff.html", {"gold_set": gold_set, "old": old, "new": new, "diff": diff})
 
 
-def agreement_scope(request, name) -> tuple[GoldSet, GoldSetVersion | None]:
-    gold_set = get_object_or_404(GoldSet, name=name)
-    number = request.GET.get("version")
-    if not number:
-        return gold_set, None
-    if number_param(number) is None:
-        raise Http404("No such version.")
-    return gold_set, get_object_or_404(GoldSetVersion, gold_set=gold_set, number=number_param(number), is_frozen=True)
-
-
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def agreement(request, name):
     """Show agreement per labeller pair, over all raters and per error class, and the items that disagree.
 
@@ -121,7 +111,7 @@ def agreement(request, name):
         "version": version,
         "report": report,
         "disagreements": disagreements,
-        "can_adjudicate": has_role(request.user, ML_ENGINEER, ADMIN),
+        "can_adjudicate": request.user.has_perm(MANAGE_GOLDSETS),
         "form": AdjudicationForm(gold_set=gold_set),
         "versions": gold_set.versions.filter(is_frozen=True).order_by("-number"),
     }
@@ -131,16 +121,7 @@ def agreement(request, name):
 # --- Browsing a version --------------------------------------------------------------------
 
 
-def frozen_version(name: str, number: int) -> GoldSetVersion:
-    return get_object_or_404(
-        GoldSetVersion.objects.select_related("gold_set", "published_by"),
-        gold_set__name=name,
-        number=number,
-        is_frozen=True,
-    )
-
-
-@role_required(LABELLER, ML_ENGINEER, ADMIN)
+@permission_required(VIEW_GOLDSETS)
 def version_browse(request, name, number):
     """List a version's items with search, filters and pages; each with its labels, adjudication and history.
 
@@ -190,7 +171,7 @@ def version_browse(request, name, number):
 
 
 @require_POST
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def adjudicate(request, pk):
     """Record an adjudicator's final label for a disagreeing item, with the reason."""
     query = get_object_or_404(Query.objects.select_related("gold_set"), pk=pk)
@@ -210,7 +191,7 @@ def _field_title(form, field: str) -> str:
     return f"{form.fields[field].label or field.replace('_', ' ').capitalize()}: "
 
 
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(MANAGE_GOLDSETS)
 def goldset_import(request):
     """Upload a JSONL/CSV gold set file; import it in one transaction and publish a version.
 

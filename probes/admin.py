@@ -2,7 +2,7 @@ import os
 
 from django.contrib import admin
 
-from config.roles import ADMIN, has_role
+from config.roles import ALLOW_RESULT_EGRESS
 from probes.models import Catalogue, ProbeRun, Warehouse
 from probes.warehouses import WarehousesFileInvalid, WarehouseUnavailable, dsn_env_var, warehouse_dsn
 
@@ -21,7 +21,7 @@ class WarehouseAdmin(admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # Sending customer rows to a vendor takes an admin's consent, whoever else edits warehouses.
-        if has_role(request.user, ADMIN):
+        if request.user.has_perm(ALLOW_RESULT_EGRESS):
             return self.readonly_fields
         return [*self.readonly_fields, "allow_result_egress"]
 

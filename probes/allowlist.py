@@ -67,7 +67,43 @@ FUNCTION_FAMILIES: dict[str, dict[str, str]] = {
         "cast": "cast typeof",
         "json_array": "json json_extract json_array_length json_type json_valid json_object json_array",
     },
+    "mysql": {
+        "aggregate": _COMMON_AGGREGATES + " group_concat bit_and bit_or bit_xor std stddev stddev_pop "
+        "stddev_samp variance var_pop var_samp json_arrayagg json_objectagg",
+        "window": _COMMON_WINDOWS,
+        "arithmetic": _COMMON_MATH + " log2 div greatest least conv crc32 truncate",
+        "string": _COMMON_STRING + " ascii bit_length char_length character_length char field find_in_set "
+        "format hex instr lcase left locate lpad mid octet_length position regexp_instr regexp_like "
+        "regexp_replace regexp_substr repeat reverse right rpad space strcmp substring_index ucase unhex md5",
+        "datetime": "adddate addtime convert_tz curdate current_date current_time current_timestamp curtime "
+        "date date_add date_format date_sub datediff day dayname dayofmonth dayofweek dayofyear extract "
+        "from_days from_unixtime hour last_day localtime localtimestamp makedate maketime microsecond minute "
+        "month monthname now period_add period_diff quarter sec_to_time second str_to_date subdate subtime "
+        "time time_format time_to_sec timediff timestamp timestampadd timestampdiff to_days to_seconds "
+        "unix_timestamp utc_date utc_time utc_timestamp week weekday weekofyear year yearweek",
+        "conditional": _COMMON_CONDITIONAL + " if ifnull greatest least isnull",
+        "cast": "cast convert",
+        "json_array": "json_extract json_unquote json_length json_type json_valid json_object json_array "
+        "json_contains json_keys",
+    },
 }
+# A warehouse known only from a catalogue file runs nothing, so its list only has to admit what
+# analysts write there: the common families and the usual spellings of each warehouse.
+FILE_DIALECT_FAMILIES = {
+    "aggregate": _COMMON_AGGREGATES + " array_agg listagg string_agg stddev variance median approx_count_distinct "
+    "count_if any_value bool_and bool_or",
+    "window": _COMMON_WINDOWS,
+    "arithmetic": _COMMON_MATH + " div greatest least",
+    "string": _COMMON_STRING + " left right lpad rpad split_part regexp_replace regexp_like regexp_substr "
+    "position strpos charindex instr initcap reverse repeat starts_with ends_with contains",
+    "datetime": "current_date current_time current_timestamp date date_trunc date_part extract dateadd datediff "
+    "date_add date_sub date_diff timestampadd timestampdiff to_date to_timestamp to_char format_date "
+    "last_day year month day",
+    "conditional": _COMMON_CONDITIONAL + " ifnull nvl nvl2 iff if greatest least",
+    "cast": "cast try_cast safe_cast",
+    "json_array": "",
+}
+FILE_DIALECTS = ("snowflake", "bigquery", "redshift", "databricks", "trino", "tsql", "oracle", "clickhouse")
 
 # Typed nodes sqlglot builds from SQL syntax, not from a function name, by family.
 SYNTAX_NODES: dict[str, tuple[str, ...]] = {
@@ -90,7 +126,7 @@ SYNTAX_NODES: dict[str, tuple[str, ...]] = {
     ),
 }
 
-DIALECTS = tuple(FUNCTION_FAMILIES)
+DIALECTS = (*FUNCTION_FAMILIES, *FILE_DIALECTS)
 # Docket's dialect names → sqlglot's.
 SQLGLOT_DIALECTS = {"sqlite": "sqlite", "postgres": "postgres", "postgresql": "postgres"}
 
@@ -106,8 +142,13 @@ class AllowedFunctions:
     anonymous: frozenset[str]  # allowed names sqlglot reads as Anonymous, lower case
 
 
+def families_of(dialect: str) -> dict[str, str]:
+    """The families of a dialect Docket runs SQL on, or the shared list of a catalogue-file dialect."""
+    return FUNCTION_FAMILIES.get(dialect) or FILE_DIALECT_FAMILIES
+
+
 def family_names(dialect: str, family: str) -> frozenset[str]:
-    return frozenset(FUNCTION_FAMILIES[dialect].get(family, "").split())
+    return frozenset(families_of(dialect).get(family, "").split())
 
 
 def _parsed_function_types(name: str, dialect: str) -> tuple[set[type], bool]:
@@ -117,11 +158,13 @@ def _parsed_function_types(name: str, dialect: str) -> tuple[set[type], bool]:
         return {builder.__self__}, False  # a plain `Class.from_arg_list`: no need to parse
     types: set[type] = set()
     anonymous = False
-    for arguments in ("", "a", "a, b", "a, b, c"):
+    for arguments in ("", "a", "a, b", "a, b, c", "a, INTERVAL 1 DAY"):
         try:
             tree = sqlglot.parse_one(f"SELECT {name}({arguments}) FROM t", read=dialect)
         except SqlglotError:
             continue
+        except (AttributeError, IndexError, TypeError, ValueError):  # some builders (mysql date_add, bigquery
+            continue  # regexp_extract) crash on an argument count they do not expect
         for node in tree.walk():
             if isinstance(node, exp.Anonymous):
                 anonymous = anonymous or node.name.lower() == name
@@ -134,7 +177,7 @@ def _parsed_function_types(name: str, dialect: str) -> tuple[set[type], bool]:
 def allowed_functions(dialect: str) -> AllowedFunctions:
     """Derive (once per dialect) the node types and anonymous names the allow-list admits."""
     names: set[str] = set()
-    for family in FUNCTION_FAMILIES[dialect]:
+    for family in families_of(dialect):
         names |= family_names(dialect, family)
     node_types = {getattr(exp, node) for nodes in SYNTAX_NODES.values() for node in nodes if hasattr(exp, node)}
     anonymous = set()

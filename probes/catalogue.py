@@ -18,8 +18,16 @@ from psycopg import sql as pgsql
 
 from probes.catalogue_samples import snapshot_add_samples
 from probes.models import Catalogue, Dialect, Warehouse
-from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable, postgres_role_check
-from probes.warehouses import open_postgres, open_sqlite_readonly, warehouse_dsn
+from probes.mysql_catalogue import introspect_mysql
+from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable
+from probes.warehouses import (
+    ROLE_CHECKED,
+    WarehouseUnavailable,
+    login_role_check,
+    open_postgres,
+    open_sqlite_readonly,
+    warehouse_dsn,
+)
 
 
 def _quote_sqlite(name: str) -> str:
@@ -194,14 +202,17 @@ def introspect(warehouse: Warehouse) -> dict:
     dsn = warehouse_dsn(warehouse)
     if warehouse.dialect == Dialect.POSTGRES:
         return introspect_postgres(dsn)
+    if warehouse.dialect == Dialect.MYSQL:
+        snapshot = introspect_mysql(dsn)
+        return {**snapshot, "tables": within_grant(snapshot["tables"])}
     return introspect_sqlite(dsn)
 
 
 def warehouse_role_check(warehouse: Warehouse) -> dict:
-    """Check the warehouse's login role now (PostgreSQL); SQLite has none to check."""
-    if warehouse.dialect != Dialect.POSTGRES:
+    """Check the warehouse's login now (PostgreSQL's role, MySQL's grants); SQLite has none to check."""
+    if warehouse.dialect not in ROLE_CHECKED:
         return not_applicable()
-    return postgres_role_check(warehouse_dsn(warehouse)).as_dict()
+    return login_role_check(warehouse.dialect, warehouse_dsn(warehouse)).as_dict()
 
 
 def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
@@ -212,6 +223,10 @@ def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
     its page says why — and raises UnsafeWarehouseRole naming each finding, unless
     `WAREHOUSE_ALLOW_UNSAFE_ROLE` is set.
     """
+    if not warehouse.has_connection:
+        raise WarehouseUnavailable(
+            f"catalogue from file, no connection: warehouse {warehouse.name!r} is refreshed by import_catalogue"
+        )
     snapshot = introspect(warehouse)
     snapshot = snapshot_add_samples(warehouse=warehouse, snapshot=snapshot)  # for the judges' schema slice
     role_check = warehouse_role_check(warehouse)
@@ -219,6 +234,11 @@ def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
     if role_check.get("applicable") and not role_check.get("safe") and not settings.WAREHOUSE_ALLOW_UNSAFE_ROLE:
         raise UnsafeWarehouseRole(RoleCheck(**{k: role_check[k] for k in ("login_role", "findings", "checked_at")}))
     return catalogue
+
+
+def catalogue_store(warehouse: Warehouse, snapshot: dict, role_check: dict) -> Catalogue:
+    """Store a snapshot as the warehouse's next catalogue version (an unchanged one keeps its version)."""
+    return _store_catalogue(warehouse, snapshot, role_check)
 
 
 @transaction.atomic

@@ -20,6 +20,8 @@ class TableInfo:
 class CatalogueIndex:
     def __init__(self, snapshot: dict):
         self.dialect = snapshot.get("dialect", "sqlite")
+        # The schema a bare table name means (a catalogue from a file names it; `public`, `main`).
+        self.default_schemas = {"public", "main", (snapshot.get("default_schema") or "").lower()} - {""}
         self.tables: dict[str, TableInfo] = {}
         for name, entry in (snapshot.get("tables") or {}).items():
             keys = []
@@ -37,7 +39,7 @@ class CatalogueIndex:
     def table(self, node: exp.Table) -> TableInfo | None:
         name = node.name.lower()
         schema = (node.db or "").lower()
-        if schema and schema not in ("public", "main"):
+        if schema and schema not in self.default_schemas:
             return self.tables.get(f"{schema}.{name}")
         return self.tables.get(name)
 

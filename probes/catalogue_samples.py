@@ -24,19 +24,21 @@ SAMPLE_COLUMNS_MAX = 60
 TEXT_TYPES = ("char", "text", "string", "clob", "enum")
 
 
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+def _quote(name: str, mark: str = '"') -> str:
+    return mark + name.replace(mark, mark * 2) + mark
 
 
-def _table_ref(name: str) -> str:
-    return ".".join(_quote(part) for part in name.split(".", 1)) if "." in name else _quote(name)
+def _table_ref(name: str, mark: str = '"') -> str:
+    return ".".join(_quote(part, mark) for part in name.split(".", 1)) if "." in name else _quote(name, mark)
 
 
 def column_samples(*, warehouse: Warehouse, table: str, column: str) -> list | None:
     """Return the column's distinct values when there are at most SAMPLE_VALUES, else None."""
+    mark = "`" if warehouse.dialect == Dialect.MYSQL else '"'  # in MySQL "x" is a string
+    quoted = _quote(column, mark)
     sql = (
-        f"SELECT {_quote(column)} FROM {_table_ref(table)} WHERE {_quote(column)} IS NOT NULL "
-        f"GROUP BY {_quote(column)} ORDER BY {_quote(column)} LIMIT {SAMPLE_VALUES + 1}"
+        f"SELECT {quoted} FROM {_table_ref(table, mark)} WHERE {quoted} IS NOT NULL "
+        f"GROUP BY {quoted} ORDER BY {quoted} LIMIT {SAMPLE_VALUES + 1}"
     )
     result = run_readonly(warehouse=warehouse, sql=sql, row_cap=SAMPLE_VALUES + 1)
     if not result.executed or len(result.rows) > SAMPLE_VALUES or not result.rows:

@@ -8,7 +8,6 @@ by `GROUP BY {}`; several `;`-joined alternatives → the first).
 
 import csv
 import hashlib
-import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -20,7 +19,9 @@ import sqlglot
 from psycopg import sql as pgsql
 from sqlglot.errors import SqlglotError
 
-DEFOG_DIR = Path(os.environ.get("DOCKET_DEFOG_DIR", "/work/shared/data/defog"))
+from config.env import env_path
+
+DEFOG_DIR = env_path("DOCKET_DEFOG_DIR", Path("/work/shared/data/defog"))
 DATABASES = (
     "academic",
     "advising",

@@ -13,15 +13,17 @@ result contract and the caps on what comes back are in `probes.results`.
 import time
 
 import psycopg
+import pymysql
 from django.conf import settings
 
 from probes.guard import guard_sql
 from probes.models import Catalogue, Dialect, Warehouse
+from probes.mysql_runner import mysql_run
 from probes.postgres_runner import postgres_run
 from probes.results import ExecutionResult
-from probes.role_check import postgres_role_check, role_check_blocks
+from probes.role_check import role_check_blocks
 from probes.sqlite_runner import sqlite_run
-from probes.warehouses import WarehouseUnavailable, warehouse_dsn
+from probes.warehouses import ROLE_CHECKED, WarehouseUnavailable, login_role_check, warehouse_dsn
 
 
 def warehouse_block_reason(warehouse: Warehouse) -> tuple[str | None, str]:
@@ -30,7 +32,7 @@ def warehouse_block_reason(warehouse: Warehouse) -> tuple[str | None, str]:
     The check stored with the latest catalogue decides; a PostgreSQL warehouse never
     introspected is checked now.
     """
-    if warehouse.dialect != Dialect.POSTGRES:
+    if warehouse.dialect not in ROLE_CHECKED:
         return None, ""
     check = None
     if warehouse.pk is not None:
@@ -38,8 +40,8 @@ def warehouse_block_reason(warehouse: Warehouse) -> tuple[str | None, str]:
         check = catalogue.role_check if catalogue is not None else None
     if not check:
         try:
-            check = live_role_check(warehouse_dsn(warehouse))
-        except (psycopg.Error, WarehouseUnavailable):
+            check = live_role_check(warehouse_dsn(warehouse), warehouse.dialect)
+        except (psycopg.Error, pymysql.Error, WarehouseUnavailable):
             return None, ""  # the run itself reports the transport error
     return role_check_blocks(check), check.get("login_role", "")
 
@@ -49,14 +51,22 @@ _LIVE_CHECKS: dict[str, tuple[float, dict]] = {}
 LIVE_CHECK_TTL_S = 60.0
 
 
-def live_role_check(dsn: str) -> dict:
+def live_role_check(dsn: str, dialect: str = Dialect.POSTGRES) -> dict:
     """Check a DSN's login role now, reusing this process's answer for a minute."""
     cached = _LIVE_CHECKS.get(dsn)
     if cached is not None and time.monotonic() - cached[0] < LIVE_CHECK_TTL_S:
         return cached[1]
-    check = postgres_role_check(dsn).as_dict()
+    check = login_role_check(dialect, dsn).as_dict()
     _LIVE_CHECKS[dsn] = (time.monotonic(), check)
     return check
+
+
+NO_CONNECTION_MESSAGE = "no connection: the warehouse's catalogue comes from a file (import_catalogue)"
+
+
+def no_connection_result() -> ExecutionResult:
+    """What every run on a warehouse without a connection returns: a fault, never a verdict."""
+    return ExecutionResult(True, error=NO_CONNECTION_MESSAGE, error_code="no_connection")
 
 
 def run_readonly(
@@ -69,6 +79,8 @@ def run_readonly(
     verdict = guard_sql(sql, warehouse.dialect)
     if not verdict.allowed:
         return ExecutionResult(False, reason=verdict.reason, elapsed_ms=_ms_since(started))
+    if not warehouse.has_connection:
+        return no_connection_result()
     blocked, login_role = warehouse_block_reason(warehouse)
     if blocked:
         return ExecutionResult(False, reason=blocked, error_code="unsafe_role", elapsed_ms=_ms_since(started))
@@ -84,6 +96,8 @@ def execute_guarded(*, warehouse: Warehouse, sql: str, row_cap: int, timeout_s: 
     other caller uses `run_readonly`. A warehouse whose role check fails runs nothing: the
     result is a transport error (a fault of the check, never a verdict on the SQL).
     """
+    if not warehouse.has_connection:
+        return no_connection_result()
     blocked, login_role = warehouse_block_reason(warehouse)
     if blocked:
         return ExecutionResult(True, error=f"transport: {blocked}", error_code="transport")
@@ -123,7 +137,13 @@ def execute_on_dsn(
     try:
         if dialect == Dialect.POSTGRES:
             return postgres_run(dsn, sql, row_cap, timeout_s, expected_role=expected_role, cap_cells=cap_cells)
-        return sqlite_run(dsn, sql, row_cap, timeout_s)
+        if dialect == Dialect.MYSQL:
+            return mysql_run(dsn, sql, row_cap, timeout_s, expected_role=expected_role, cap_cells=cap_cells)
+        if dialect == Dialect.SQLITE:
+            return sqlite_run(dsn, sql, row_cap, timeout_s)
+        return ExecutionResult(
+            True, error=f"transport: Docket runs nothing on a {dialect} warehouse yet", error_code="transport"
+        )
     except WarehouseUnavailable as exc:
         return ExecutionResult(True, error=f"transport: {exc}", error_code="transport")
 

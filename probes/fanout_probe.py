@@ -88,6 +88,11 @@ def grain_key_expression(alias: str, info: TableInfo, key: list[str] | None, dia
     readable = f"{info.name}.({', '.join(key)})"
     if dialect == "postgres":
         return exp.Tuple(expressions=columns), readable
+    if dialect == "mysql":  # `||` is OR there
+        parts = [exp.cast(columns[0], "CHAR")]
+        for column in columns[1:]:
+            parts += [exp.Literal.string("|"), column]
+        return exp.Concat(expressions=parts), readable
     expression = exp.cast(columns[0], "TEXT")
     for column in columns[1:]:
         expression = exp.DPipe(this=exp.DPipe(this=expression, expression=exp.Literal.string("|")), expression=column)

@@ -30,6 +30,7 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from probes.allowlist import sqlglot_dialect
 from probes.guard_limits import GuardLimits, current_limits
+from probes.guard_mysql import mysql_text_refusal
 from probes.guard_text import text_refusal
 from probes.guard_tree import GuardResult, guard_tree
 
@@ -87,7 +88,7 @@ def parse_sql(sql: str, dialect: str) -> ParsedSQL:
 def _parse_cached(sql: str, dialect: str, limits: GuardLimits) -> ParsedSQL:
     if not sql.strip():
         return ParsedSQL(dialect, (), GuardResult(False, "empty SQL text", "syntax"), "syntax", "empty SQL text")
-    refusal = text_refusal(sql, limits)
+    refusal = text_refusal(sql, limits) or (mysql_text_refusal(sql) if dialect == "mysql" else None)
     if refusal:
         return ParsedSQL(dialect, (), GuardResult(False, refusal, "text"), "text")
     try:

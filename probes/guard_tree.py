@@ -19,6 +19,7 @@ from probes.allowlist import DIALECTS as ALLOWLIST_DIALECTS
 from probes.allowlist import allowed_functions, sqlglot_dialect
 from probes.guard_growth import Lengths, growth_refusal
 from probes.guard_limits import GuardLimits, current_limits
+from probes.guard_mysql import mysql_schema_refusal
 from probes.guard_recursive import recursive_refusal
 from probes.guard_visibility import cast_refusal, catalogue_refusal, column_refusal, cte_names
 
@@ -231,7 +232,8 @@ def guard_tree(
             function = f"{node.this.sql()}.{node.expression.name.lower()}()"
             reason, kind = f"schema-qualified function {function} is not allowed", "function"
         elif isinstance(node, exp.Table):
-            reason, kind = catalogue_refusal(node), "catalogue"
+            reason = catalogue_refusal(node) or (mysql_schema_refusal(node) if dialect == "mysql" else None)
+            kind = "catalogue"
         elif isinstance(node, exp.Column):
             reason, kind = column_refusal(node, dialect, ctes_named), "catalogue"
         elif isinstance(node, exp.Join):

@@ -12,6 +12,21 @@ from probes.outcome import Outcome, OutcomeKind
 class Dialect(models.TextChoices):
     SQLITE = "sqlite", "SQLite"
     POSTGRES = "postgres", "PostgreSQL"
+    MYSQL = "mysql", "MySQL / MariaDB"
+    DUCKDB = "duckdb", "DuckDB"
+    # Warehouses Docket cannot reach: a catalogue from a file (`import_catalogue`), no connection.
+    SNOWFLAKE = "snowflake", "Snowflake"
+    BIGQUERY = "bigquery", "BigQuery"
+    REDSHIFT = "redshift", "Redshift"
+    DATABRICKS = "databricks", "Databricks"
+    TRINO = "trino", "Trino"
+    TSQL = "tsql", "SQL Server"
+    ORACLE = "oracle", "Oracle"
+    CLICKHOUSE = "clickhouse", "ClickHouse"
+
+
+# The dialects Docket opens a connection to; any other is a catalogue from a file only.
+CONNECTED_DIALECTS = frozenset({Dialect.SQLITE, Dialect.POSTGRES, Dialect.MYSQL, Dialect.DUCKDB})
 
 
 class Warehouse(models.Model):
@@ -30,6 +45,9 @@ class Warehouse(models.Model):
         help_text="Judges with a result preview send this warehouse's first result rows to their vendor. "
         "Only an admin may turn this on.",
     )
+    # False for a warehouse known only from a catalogue file (`import_catalogue`): nothing runs
+    # on it, and every check that needs the database is a fault with cause `no_connection`.
+    has_connection = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -13,8 +13,8 @@ verifier, the ladder's rungs, the probe runner and every judge backend answer wi
   could not be reached), `timeout` (the check itself did not finish in time), `privilege`
   (the role cannot read what the SQL names), `unsafe_role`, `limit` (a server limit),
   `size_limit` (Docket's own size limits refused the text), `database_error` (an error
-  not known to mean "this SQL is wrong"), `internal` (the checker crashed), and the probe
-  runner's `refused` / `error`.
+  not known to mean "this SQL is wrong"), `internal` (the checker crashed), `no_connection`
+  (a warehouse known only from a catalogue file), and the probe runner's `refused` / `error`.
 
 `error_code_outcome` is the one place that reads `ExecutionResult.error_code`: which codes
 mean the SQL is wrong, and which are the warehouse's.
@@ -41,6 +41,8 @@ SERVER_LIMIT = "limit"
 SIZE_LIMIT = "size_limit"
 UNKNOWN_ERROR = "database_error"
 INTERNAL = "internal"
+# The warehouse is known only from a catalogue file (`import_catalogue`): nothing can run on it.
+NO_CONNECTION = "no_connection"
 
 # Execution error codes (probes.results.ExecutionResult.error_code) known to mean "this SQL
 # is wrong", and the class each is. Every other code is a fault of the check.
@@ -55,6 +57,7 @@ FAULT_CAUSES = {
     # A SQLite query's own process ended by its memory or CPU limit (probes/sqlite_runner.py).
     "resource_limit": SERVER_LIMIT,
     "database_error": UNKNOWN_ERROR,
+    "no_connection": NO_CONNECTION,
 }
 
 

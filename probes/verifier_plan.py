@@ -17,6 +17,7 @@ from sqlglot import exp
 from probes.execution import execute_guarded, run_readonly
 from probes.fingerprint import sqlglot_dialect
 from probes.models import Warehouse
+from probes.mysql_plan import mysql_cross_join, mysql_estimated_rows
 from probes.outcome import OutcomeKind, execution_outcome
 from probes.verifier_result import Finding
 
@@ -66,33 +67,35 @@ def _explain_finding(result) -> Finding:
 def check_plan(sql: str, tree: exp.Expression, warehouse: Warehouse, rules: dict, findings: list[Finding]) -> None:
     dialect = warehouse.dialect
     body = sql.strip().rstrip(";")
-    prefix = "EXPLAIN (FORMAT JSON) " if dialect == "postgres" else "EXPLAIN QUERY PLAN "
+    prefix = {"postgres": "EXPLAIN (FORMAT JSON) ", "mysql": "EXPLAIN FORMAT=JSON "}.get(dialect, "EXPLAIN QUERY PLAN ")
     result = execute_guarded(
         warehouse=warehouse, sql=prefix + body, row_cap=10_000, timeout_s=settings.WAREHOUSE_STATEMENT_TIMEOUT_S
     )
     if not result.executed:
         findings.append(_explain_finding(result))
         return
-    if dialect != "postgres" or not result.rows:
+    if dialect not in ("postgres", "mysql") or not result.rows:
         return
     document = result.rows[0][0]
     if isinstance(document, str):
         document = json.loads(document)
-    plan = document[0]["Plan"]
-    if rules.get("cross_join"):
-        found = _plan_cross_join(plan)
-        if found and not any(f.rule == "cross_join" for f in findings):
-            findings.append(Finding("explain_cross_join", "timeout", f"the plan has a {found}"))
-    if rules.get("unbounded_scan") and not tree.find(exp.Limit, exp.Fetch):
-        rows = plan.get("Plan Rows", 0)
-        if rows > float(rules.get("max_scan_rows") or 0) and not any(f.rule == "unbounded_scan" for f in findings):
-            findings.append(
-                Finding(
-                    "explain_unbounded_scan",
-                    "timeout",
-                    f"the plan estimates {int(rows):,} rows with no LIMIT; add a LIMIT or a filter",
-                )
+    if dialect == "mysql":
+        found, rows = mysql_cross_join(document), mysql_estimated_rows(document)
+    else:
+        plan = document[0]["Plan"]
+        found, rows = _plan_cross_join(plan), plan.get("Plan Rows", 0)
+    if rules.get("cross_join") and found and not any(f.rule == "cross_join" for f in findings):
+        findings.append(Finding("explain_cross_join", "timeout", f"the plan has a {found}"))
+    unbounded = rules.get("unbounded_scan") and not tree.find(exp.Limit, exp.Fetch)
+    over = rows > float(rules.get("max_scan_rows") or 0)
+    if unbounded and over and not any(f.rule == "unbounded_scan" for f in findings):
+        findings.append(
+            Finding(
+                "explain_unbounded_scan",
+                "timeout",
+                f"the plan estimates {int(rows):,} rows with no LIMIT; add a LIMIT or a filter",
             )
+        )
 
 
 def check_empty_result(tree: exp.Expression, warehouse: Warehouse, findings: list[Finding]) -> None:

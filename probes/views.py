@@ -1,18 +1,18 @@
 from django.shortcuts import get_object_or_404, render
 
-from config.roles import ADMIN, ML_ENGINEER, role_required
+from config.roles import VIEW_WAREHOUSES, permission_required
 from probes.models import Warehouse
 from probes.selectors import catalogue_get_latest, probe_run_list_recent, warehouse_list_with_catalogues
 from probes.verifier import effective_rules
 
 
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(VIEW_WAREHOUSES)
 def index(request):
     """List registered warehouses (names and dialects only; DSNs are never shown)."""
     return render(request, "probes/index.html", {"warehouses": warehouse_list_with_catalogues()})
 
 
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(VIEW_WAREHOUSES)
 def catalogue(request, name):
     """Show a warehouse's latest catalogue: tables, columns, keys, row estimates."""
     warehouse = get_object_or_404(Warehouse, name=name)

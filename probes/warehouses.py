@@ -13,14 +13,19 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlparse
 
 import psycopg
+import pymysql
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 
 from config.private_files import write_private_file
 from probes.models import Dialect, Warehouse
+from probes.mysql_grants import mysql_role_check
 from probes.postgres_limits import session_options, superuser_statements
-from probes.role_check import UnsafeWarehouseRole, not_applicable, postgres_role_check
+from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable, postgres_role_check
+
+# The dialects whose login Docket checks, and the errors that mean "the server is not there yet".
+ROLE_CHECKED = {Dialect.POSTGRES: psycopg.OperationalError, Dialect.MYSQL: pymysql.OperationalError}
 
 
 class WarehouseUnavailable(Exception):
@@ -88,14 +93,19 @@ def write_secrets_file(path: Path, entries: dict) -> None:
     write_private_file(path, json.dumps(entries, indent=2, sort_keys=True) + "\n")
 
 
+def login_role_check(dialect: str, dsn: str) -> RoleCheck:
+    """Check the DSN's login now: PostgreSQL's role (`probes.role_check`), MySQL's grants (`probes.mysql_grants`)."""
+    return mysql_role_check(dsn) if dialect == Dialect.MYSQL else postgres_role_check(dsn)
+
+
 def warehouse_role_check_or_refuse(*, dialect: str, dsn: str) -> dict:
-    """Check a PostgreSQL DSN's login role; raise UnsafeWarehouseRole unless it can only read.
+    """Check a PostgreSQL or MySQL DSN's login; raise UnsafeWarehouseRole unless it can only read.
 
     `WAREHOUSE_ALLOW_UNSAFE_ROLE` lets an unsafe role through (the check is still returned).
     """
-    if dialect != Dialect.POSTGRES:
+    if dialect not in ROLE_CHECKED:
         return not_applicable()
-    check = postgres_role_check(dsn)
+    check = login_role_check(dialect, dsn)
     if not check.safe and not settings.WAREHOUSE_ALLOW_UNSAFE_ROLE:
         raise UnsafeWarehouseRole(check)
     return check.as_dict()
@@ -121,10 +131,10 @@ def warehouse_register(
             known = warehouse_dsn(name)
         except WarehouseUnavailable:
             known = None  # no DSN yet: checked when one is given and at every catalogue refresh
-    if known is not None and dialect == Dialect.POSTGRES:
+    if known is not None and dialect in ROLE_CHECKED:
         # Unreachable now: nothing runs on it before a check passes (refresh_catalogue, or
         # the check made before the first run of a never-introspected warehouse).
-        with contextlib.suppress(psycopg.OperationalError):
+        with contextlib.suppress(ROLE_CHECKED[dialect]):
             warehouse_role_check_or_refuse(dialect=dialect, dsn=known)
     if dsn is not None:
         write_dsn_to_secrets_file(name, dsn)
@@ -140,7 +150,17 @@ def warehouse_register(
 
 def check_dsn_matches_dialect(dsn: str, dialect: str) -> None:
     scheme = urlparse(dsn).scheme
-    expected = {"sqlite": ("sqlite",), "postgres": ("postgres", "postgresql")}[dialect]
+    schemes = {
+        "sqlite": ("sqlite",),
+        "postgres": ("postgres", "postgresql"),
+        "mysql": ("mysql", "mariadb"),
+        "duckdb": ("duckdb",),
+    }
+    if dialect not in schemes:
+        raise WarehouseUnavailable(
+            f"Docket opens no connection to a {dialect} warehouse: import its catalogue from a file"
+        )
+    expected = schemes[dialect]
     if scheme not in expected:
         raise WarehouseUnavailable(f"a {dialect} warehouse needs a {expected[0]}:// DSN, not {scheme or 'no'} scheme")
 

@@ -2,23 +2,20 @@
 
 A client may send, with each live query, the attempts its generation loop made: tier,
 failure class (seed 001; none when the attempt passed), tokens or cost, latency. The
-ingestion API and `import_attempts` store them as `RequestAttempt` rows; the loop lab
-(`judges.policy_replay`, `judges.loop_model`) reads them back as replay records.
+ingestion API and the loop lab's `import_attempts` store them as `RequestAttempt` rows; the
+loop lab (`loops/`, which triage does not import) reads them back as replay records.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 from rest_framework import serializers
 
-from judges import policy_replay
-from judges.loop_selectors import live_attempt_records_list
+from triage import attempt_format
 from triage.models import LiveQuery, RequestAttempt
 
 MAX_ATTEMPTS_PER_REQUEST = 50
@@ -38,8 +35,8 @@ class AttemptInSerializer(serializers.Serializer):
 
     def validate_failure_class(self, value):
         try:
-            return policy_replay.normalise_failure_class(value, where="failure_class") or ""
-        except policy_replay.ReplayInputError as error:
+            return attempt_format.normalise_failure_class(value, where="failure_class") or ""
+        except attempt_format.ReplayInputError as error:
             raise serializers.ValidationError(str(error)) from None
 
 
@@ -114,7 +111,7 @@ def request_attempts_import(*, lines) -> dict:
     same file adds nothing. Returns {"requests": n, "attempts": m}.
     """
     by_request: dict[str, list[dict]] = {}
-    for number, row in policy_replay.numbered_json_lines(lines, ValidationError):
+    for number, row in attempt_format.numbered_json_lines(lines, ValidationError):
         if not isinstance(row, dict):
             raise ValidationError(f"line {number}: expected a JSON object")
         request_id = row.get("request_id")
@@ -139,18 +136,3 @@ def request_attempts_import(*, lines) -> dict:
             raise ValidationError(f"request {request_id!r}: {error.messages[0]}") from None
     RequestAttempt.objects.bulk_create(objects, ignore_conflicts=True)
     return {"requests": len(by_request), "attempts": len(objects)}
-
-
-def live_replay_summary(*, days: int = 7, weights: dict | None = None) -> dict | None:
-    """Replay the last `days` of recorded attempts under the built-in policy (None without any)."""
-    records = live_attempt_records_list(since=timezone.now() - timedelta(days=days))
-    if not records:
-        return None
-    policy = policy_replay.SEED_001_TABLE
-    weights = weights or policy_replay.DEFAULT_WEIGHTS
-    results = policy_replay.replay(records, policy, weights)
-    summary = policy_replay.replay_summary(results, policy, weights, ledgers=False)
-    summary.pop("requests")
-    summary["days"] = days
-    summary["request_count"] = len(results)
-    return summary

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from django.http import Http404
 
 from config.exports import json_records_response, records_csv_response
-from config.roles import ANALYST, role_required
+from config.roles import VIEW_TRIAGE, permission_required
 from triage import selectors
 
 QUEUE_COLUMNS = [
@@ -57,7 +57,7 @@ def _respond(stem: str, fmt: str, columns: list[str], records: Iterable[dict]):
     raise Http404("Export as .csv or .json.")
 
 
-@role_required(ANALYST)
+@permission_required(VIEW_TRIAGE)
 def queue_export(request, fmt: str):
     """Download the whole claimable queue in its order, with the page's filters."""
     filters = selectors.QueueFilters.from_query_dict(request.GET)
@@ -78,7 +78,7 @@ def queue_export(request, fmt: str):
     return _respond("triage-queue", fmt, QUEUE_COLUMNS, records)
 
 
-@role_required(ANALYST)
+@permission_required(VIEW_TRIAGE)
 def resolved_export(request, fmt: str):
     """Download every resolved item, newest first (the resolved page lists the latest 200)."""
     records = (

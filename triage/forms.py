@@ -2,7 +2,7 @@ import json
 
 from django import forms
 
-from labelling.error_classes import error_class_rule_problems
+from labelling.forms import label_rule_errors
 from labelling.taxonomy import class_choices
 from triage.models import TOKEN_SCOPES, ApiToken, Resolution, TriagePolicy
 from triage.policy import POLICY_FIELDS, replay_judges_refusal
@@ -23,9 +23,8 @@ class DecisionForm(forms.Form):
         decision = RESOLUTION_TO_LABEL.get(data.get("resolution"))
         if decision != "wrong":
             data["error_class"] = ""
-        # The label rule (labelling.error_classes): confirmed wrong is a wrong label, so it needs a class.
-        for name, problem in error_class_rule_problems(decision, data.get("error_class") or "").items():
-            self.add_error(name, problem)
+        # The label rule (`Label.clean()`): confirmed wrong is a wrong label, so it needs a class.
+        label_rule_errors(self, decision, data.get("error_class") or "")
         return data
 
 

@@ -7,7 +7,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from config.roles import ADMIN, has_role
+from config.roles import OVERRIDE_TRIAGE
 from labelling.models import LabelSource
 from labelling.services import label_create, label_undo
 from triage.models import Resolution, ResolutionEvent, TriageItem, TriagePolicy, TriageStatus
@@ -79,7 +79,7 @@ def triage_item_resolve(*, item_id: int, analyst, resolution: str, error_class: 
     item = TriageItem.objects.select_for_update().select_related("query").get(pk=item_id)
     now = timezone.now()
     holds_claim = item.status == TriageStatus.CLAIMED and item.assignee_id == analyst.pk
-    if not holds_claim and not (has_role(analyst, ADMIN) and item.status != TriageStatus.RESOLVED):
+    if not holds_claim and not (analyst.has_perm(OVERRIDE_TRIAGE) and item.status != TriageStatus.RESOLVED):
         raise PermissionDenied("Claim the item before deciding it (your claim may have expired).")
     if resolution not in Resolution.values:
         raise ValidationError({"resolution": f"Unknown resolution {resolution!r}."})
@@ -121,7 +121,7 @@ def triage_item_resolve(*, item_id: int, analyst, resolution: str, error_class: 
 @transaction.atomic
 def triage_item_reopen(*, item_id: int, admin, note: str = "") -> TriageItem:
     """Reverse a resolution (admin only): its label becomes history, the item returns to the queue."""
-    if not has_role(admin, ADMIN):
+    if not admin.has_perm(OVERRIDE_TRIAGE):
         raise PermissionDenied("Only an admin can reopen a resolved item.")
     item = TriageItem.objects.select_for_update().get(pk=item_id)
     if item.status != TriageStatus.RESOLVED:

@@ -6,12 +6,21 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from config.roles import ADMIN, ANALYST, ML_ENGINEER, check_role, has_role, role_required
+from config.roles import (
+    ACKNOWLEDGE_ALERT,
+    OVERRIDE_TRIAGE,
+    REQUEUE_LIVE_QUERY,
+    RUN_MONITORING,
+    VIEW_MONITORING,
+    VIEW_TRIAGE,
+    WORK_TRIAGE,
+    permission_check,
+    permission_required,
+)
 from judges.models import JudgeVersion
 from labelling.taxonomy import class_choices
 from probes.models import Warehouse
 from triage import selectors
-from triage.attempts import live_replay_summary
 from triage.claims import live_query_requeue
 from triage.forms import DecisionForm, ReopenForm
 from triage.models import LiveQuery, TriageItem, TriageStatus
@@ -23,17 +32,17 @@ from triage.undo import triage_item_undo_resolve, undo_deadline
 UNDO_SESSION_KEY = "triage_undo_item"
 
 
-def _get_item_for_user(request, pk, *, roles=(ANALYST,)) -> TriageItem:
-    """Return a triage item the user may work on, else 403 (no role) or 404 (no such item).
+def _get_item_for_user(request, pk, *, perm=VIEW_TRIAGE) -> TriageItem:
+    """Return a triage item the user may work on, else 403 (no permission) or 404 (no such item).
 
     The queue is shared: every analyst may open any item; who may decide it (the claim's
-    holder) is the queue services' rule. Reopening takes an admin (`roles=(ADMIN,)`).
+    holder) is the queue services' rule. Reopening takes an admin (`perm=OVERRIDE_TRIAGE`).
     """
-    check_role(request.user, *roles)
+    permission_check(request.user, perm)
     return get_object_or_404(TriageItem.objects.select_related("query__warehouse", "assignee"), pk=pk)
 
 
-@role_required(ANALYST)
+@permission_required(VIEW_TRIAGE)
 def index(request):
     """Show the claimable queue in its useful order, with filters and SLA breaches."""
     filters = selectors.QueueFilters.from_query_dict(request.GET)
@@ -55,7 +64,7 @@ def index(request):
 
 
 @require_POST
-@role_required(ANALYST)
+@permission_required(WORK_TRIAGE)
 def claim_next(request):
     """Claim the next item (respecting the queue filters) and open it."""
     filters = selectors.QueueFilters.from_query_dict(request.POST)
@@ -66,7 +75,7 @@ def claim_next(request):
     return redirect("triage:item", pk=item.pk)
 
 
-@role_required(ANALYST)
+@permission_required(VIEW_TRIAGE)
 def item(request, pk):
     """Show one item with all its evidence; the holder decides with the keyboard."""
     triage_item = _get_item_for_user(request, pk)
@@ -82,7 +91,7 @@ def item(request, pk):
 
 
 @require_POST
-@role_required(ANALYST)
+@permission_required(WORK_TRIAGE)
 def decide(request, pk):
     """Record the decision as a triage label, then open the next item at once."""
     _get_item_for_user(request, pk)
@@ -113,7 +122,7 @@ def undo_offer(request) -> dict | None:
 
 
 @require_POST
-@role_required(ANALYST)
+@permission_required(WORK_TRIAGE)
 def undo(request, pk):
     """Take back the decision just made on this item and open it again."""
     _get_item_for_user(request, pk)
@@ -127,24 +136,24 @@ def undo(request, pk):
 
 
 @require_POST
-@role_required(ANALYST)
+@permission_required(WORK_TRIAGE)
 def release(request, pk):
     """Give the item back to the queue without deciding it."""
     triage_item_release(item=_get_item_for_user(request, pk), analyst=request.user)
     return redirect("triage:index")
 
 
-@role_required(ANALYST)
+@permission_required(VIEW_TRIAGE)
 def resolved(request):
     """Browse resolved items; admins can reopen one from its page."""
     return render(request, "triage/resolved.html", {"items": selectors.resolved_items()})
 
 
 @require_POST
-@role_required(ADMIN)
+@permission_required(OVERRIDE_TRIAGE)
 def reopen(request, pk):
     """Reverse a resolution: the label becomes history, the item returns to the queue."""
-    _get_item_for_user(request, pk, roles=(ADMIN,))
+    _get_item_for_user(request, pk, perm=OVERRIDE_TRIAGE)
     form = ReopenForm(request.POST)
     form.is_valid()
     try:
@@ -156,7 +165,7 @@ def reopen(request, pk):
     return redirect("triage:item", pk=pk)
 
 
-@role_required(ANALYST)
+@permission_required(VIEW_TRIAGE)
 def unjudged(request):
     """List live queries on which every judge errored, and those the pipeline gave up on."""
     context = {
@@ -168,7 +177,7 @@ def unjudged(request):
 
 
 @require_POST
-@role_required(ANALYST)
+@permission_required(REQUEUE_LIVE_QUERY)
 def requeue(request, pk):
     """Send a failed live query through the pipeline again, with a fresh attempt budget."""
     get_object_or_404(LiveQuery, pk=pk)
@@ -179,18 +188,17 @@ def requeue(request, pk):
     return redirect("triage:unjudged")
 
 
-@role_required(ANALYST, ML_ENGINEER)
+@permission_required(VIEW_MONITORING)
 def dashboard(request):
     """Show queue health, per-judge live precision, alerts and the live error-rate estimates."""
     context = selectors.dashboard_figures()
-    context["loop_replay"] = live_replay_summary(days=7)  # None unless attempt logs exist
     context["monitor_every_minutes"] = round(settings.CELERY_BEAT_SCHEDULE["triage-monitor-judges"]["schedule"] / 60)
-    context["can_monitor"] = has_role(request.user, ML_ENGINEER, ADMIN)
+    context["can_monitor"] = request.user.has_perm(RUN_MONITORING)
     return render(request, "triage/dashboard.html", context)
 
 
 @require_POST
-@role_required(ML_ENGINEER, ADMIN)
+@permission_required(RUN_MONITORING)
 def monitor_now(request):
     """Run the hourly monitoring pass now, so a fresh install need not wait an hour for estimates."""
     snapshots = live_judges_monitor()
@@ -202,7 +210,7 @@ def monitor_now(request):
 
 
 @require_POST
-@role_required(ADMIN)
+@permission_required(ACKNOWLEDGE_ALERT)
 def acknowledge_alert(request, pk):
     alert_acknowledge(alert_id=pk, user=request.user)
     return redirect("triage:dashboard")

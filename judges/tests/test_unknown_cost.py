@@ -90,7 +90,7 @@ def test_the_judge_page_of_the_imported_judge_opens_and_shows_no_price(version, 
 
 def test_the_loop_lab_takes_the_imported_judge_and_leaves_its_costs_and_latency_unknown(version, client_for):
     response = client_for("ml_engineer").get(
-        reverse("judges:loop-lab"), {"version": version.pk, "checker": ["imported:1", "priced:1"]}
+        reverse("loops:lab"), {"version": version.pk, "checker": ["imported:1", "priced:1"]}
     )
     assert response.status_code == 200
     imported, priced = response.context["report"]["checkers"][1:]

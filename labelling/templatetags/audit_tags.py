@@ -2,7 +2,7 @@
 
 from django import template
 
-from config.roles import ADMIN, ML_ENGINEER
+from config.roles import MANAGE_GOLDSETS
 from labelling.audit import audit_summary
 from labelling.models import GoldSetAudit, Query, QueryOrigin
 from labelling.mutation_operators import OPERATORS
@@ -10,16 +10,20 @@ from labelling.mutation_operators import OPERATORS
 register = template.Library()
 
 
+def _manages_goldsets(context) -> bool:
+    user = context.get("user")
+    return user is not None and user.has_perm(MANAGE_GOLDSETS)
+
+
 @register.inclusion_tag("labelling/_audit_section.html", takes_context=True)
 def audit_section(context, version):
     """Render the version's latest audit (findings by class) and, for engineers, the button to run one."""
     audit = GoldSetAudit.objects.filter(version=version).first()
-    roles = context.get("roles") or set()
     return {
         "version": version,
         "audit": audit,
         "summary": audit_summary(findings=audit.findings) if audit else "",
-        "can_run": ML_ENGINEER in roles or ADMIN in roles,
+        "can_run": _manages_goldsets(context),
         "csrf_token": context.get("csrf_token"),
     }
 
@@ -28,12 +32,11 @@ def audit_section(context, version):
 def mutations_section(context, gold_set):
     """Render how many mutated items wait as proposals and, for engineers, the form that seeds more."""
     mutated = Query.objects.filter(gold_set=gold_set, origin=QueryOrigin.MUTATED)
-    roles = context.get("roles") or set()
     return {
         "gold_set": gold_set,
         "proposed": mutated.filter(label_count=0).count(),
         "labelled": mutated.filter(label_count__gt=0).count(),
         "classes": sorted({error_class for _, error_class in OPERATORS.values()}),
-        "can_run": ML_ENGINEER in roles or ADMIN in roles,
+        "can_run": _manages_goldsets(context),
         "csrf_token": context.get("csrf_token"),
     }

@@ -31,6 +31,10 @@ SPECIAL_CALLS = {
     "lpad": "lpad(a, 5, '0')",
     "rpad": "rpad(a, 5)",
     "format": "format('%s-%s', a, b)",
+    # MySQL's interval arithmetic and CONVERT(expr, type).
+    "date_add": "date_add(a, INTERVAL 1 DAY)",
+    "date_sub": "date_sub(a, INTERVAL 1 MONTH)",
+    "convert": "CONVERT(a, CHAR)",
 }
 FAMILY_CASES = [
     (dialect, family, name)
@@ -72,6 +76,24 @@ FAMILY_QUERIES = {
     "ifnull(status, '?'), iif(total > 0, 1, 0), nullif(total, 0) FROM orders",
     ("sqlite", "cast"): "SELECT CAST(total AS INTEGER), typeof(total) FROM orders",
     ("sqlite", "json_array"): "SELECT json_extract('{\"a\": 1}', '$.a'), json_array_length('[1, 2]') FROM orders",
+    ("mysql", "aggregate"): "SELECT status, count(*), sum(total), avg(total), group_concat(status SEPARATOR ','), "
+    "std(total), bit_or(order_id) FROM orders GROUP BY status",
+    ("mysql", "window"): "SELECT order_id, row_number() OVER w, rank() OVER w, lag(total) OVER w, "
+    "ntile(4) OVER w FROM orders WINDOW w AS (PARTITION BY status ORDER BY order_date)",
+    ("mysql", "arithmetic"): "SELECT round(total, 2), abs(total), truncate(total, 1), mod(order_id, 3), "
+    "order_id DIV 2, greatest(total, 0) FROM orders",
+    ("mysql", "string"): "SELECT lower(status), ucase(status), char_length(status), substring_index(status, '_', 1), "
+    "concat(status, '-', order_id), locate('a', status), lpad(status, 5, '0') FROM orders WHERE status LIKE 'p%'",
+    (
+        "mysql",
+        "datetime",
+    ): "SELECT date_format(order_date, '%Y-%m'), year(order_date), datediff(curdate(), order_date), "
+    "date_add(order_date, INTERVAL 7 DAY), timestampdiff(DAY, order_date, now()) FROM orders",
+    ("mysql", "conditional"): "SELECT CASE WHEN total > 100 THEN 'big' END, if(total > 0, 1, 0), "
+    "ifnull(status, '?'), coalesce(status, '?'), nullif(total, 0) FROM orders",
+    ("mysql", "cast"): "SELECT CAST(total AS SIGNED), CONVERT(total, CHAR) FROM orders",
+    ("mysql", "json_array"): "SELECT json_extract(doc, '$.a'), json_length(doc), json_object('a', order_id) "
+    "FROM orders",
 }
 DANGEROUS = re.compile(
     r"^(pg_|lo_|dblink|set_config|current_setting|nextval|setval|currval|lastval|txid|query_to|cursor_to|"

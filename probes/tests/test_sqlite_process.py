@@ -39,10 +39,12 @@ def test_the_process_memory_limit_stops_a_query_that_would_grow_past_it(shop_sql
     grow = "'xx'"
     for _ in range(8):
         grow = f"replace({grow}, 'x', 'xxxxxxxxxx')"
-    result = run(shop_sqlite, f"SELECT length({grow})")
+    # Building 200 MB of string takes a second on a quiet core and several on a busy CI one:
+    # the deadline is far enough away that only the memory limit can stop the first run.
+    result = run(shop_sqlite, f"SELECT length({grow})", timeout_s=60)
     assert not result.executed and result.error_code in ("limit", "resource_limit"), result
     settings.WAREHOUSE_SQLITE_PROCESS_MEMORY = 2**30
-    assert run(shop_sqlite, f"SELECT length({grow})").rows == [[200_000_000]]
+    assert run(shop_sqlite, f"SELECT length({grow})", timeout_s=60).rows == [[200_000_000]]
 
 
 def test_wide_rows_within_the_row_cap_come_back_capped_not_as_a_batch(shop_sqlite, settings):

@@ -68,7 +68,7 @@ def pages_for(role: str, site: dict) -> list[str]:
         f"/judges/dashboard/{version.pk}/compare/",
         f"/judges/dashboard/{version.pk}/items/{site['query'].pk}/",
         f"/judges/verdicts/{site['verdict'].pk}/",
-        "/judges/loop/",
+        "/loops/",
         "/labelling/goldsets/axe/v1/",
         "/labelling/goldsets/axe/agreement/",
         "/labelling/import/",

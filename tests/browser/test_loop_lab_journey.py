@@ -2,8 +2,8 @@
 
 import pytest
 
-from judges.loop_selectors import EnteredInputs, loop_report_build
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
+from loops.selectors import EnteredInputs, loop_report_build
 from tests.browser.conftest import assert_no_sideways_scroll, log_in, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -66,3 +66,17 @@ def require_redis() -> str:
         ok = False
     require(ok, f"Redis at {url}")
     return url
+
+
+def mysql_admin_dsn() -> str:
+    """DSN of the MariaDB / MySQL server's administrator (the machine's MariaDB: root, no password)."""
+    return os.environ.get("TEST_MYSQL_DSN", "mysql://root@127.0.0.1:3306/test")
+
+
+def require_mariadb() -> str:
+    """Return the MariaDB administrator's DSN if the server answers, else skip (fail under CI=true)."""
+    dsn = mysql_admin_dsn()
+    host = dsn.split("@")[-1].split("/")[0]
+    name, _, port = host.partition(":")
+    require(port_is_open(name or "127.0.0.1", int(port or 3306)), f"MariaDB at {host}")
+    return dsn

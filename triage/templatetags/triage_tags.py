@@ -1,31 +1,15 @@
-"""Template helpers for triage pages: SQL highlighting and probes in plain words."""
-
-import re
+"""Template helpers for triage pages: SQL highlighting (labelling's) and probes in plain words."""
 
 from django import template
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from labelling.highlight import highlight_sql
+
 register = template.Library()
 
-KEYWORDS = (
-    "select|from|where|join|left|right|inner|outer|full|on|group|by|order|having|limit|as|and|or|not|in|is|null|"
-    "distinct|count|sum|avg|min|max|case|when|then|else|end|with|union|all|exists|between|like|desc|asc|cross|using"
-)
-TOKEN = re.compile(rf"('(?:[^']|'')*')|(--[^\n]*)|\b({KEYWORDS})\b|\b(\d+(?:\.\d+)?)\b", re.IGNORECASE)
-
-
-@register.filter
-def highlight_sql(sql: str) -> str:
-    """Escape SQL and wrap keywords, strings, comments and numbers in classed spans."""
-    out, last = [], 0
-    for match in TOKEN.finditer(sql or ""):
-        out.append(escape(sql[last : match.start()]))
-        kind = ("str", "comment", "kw", "num")[[g is not None for g in match.groups()].index(True)]
-        out.append(f'<span class="sql-{kind}">{escape(match.group(0))}</span>')
-        last = match.end()
-    out.append(escape((sql or "")[last:]))
-    return mark_safe("".join(out))  # noqa: S308 - every piece above is escaped
+# The one SQL highlighter (Pygments), under the name triage's templates use.
+register.filter("highlight_sql", highlight_sql)
 
 
 OUTCOME_WORDS = {

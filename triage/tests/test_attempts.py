@@ -125,20 +125,3 @@ def test_import_of_an_unknown_request_or_a_bad_line_stores_nothing(tmp_path):
     with pytest.raises(CommandError, match="line 2"):
         call_command("import_attempts", write(tmp_path, [good, good | {"failure_class": "gremlins"}]))
     assert not RequestAttempt.objects.exists()
-
-
-def test_the_triage_dashboard_shows_the_replayed_spend_per_accepted_answer(client_for):
-    client = client_for("analyst")
-    assert "Replayed spend per accepted answer" not in client.get("/triage/dashboard/").content.decode()
-    for index, failures in enumerate([["syntax", ""], ["unknown_obj"]]):
-        live = factories.live_query(external_id=f"r{index}")
-        for position, failure in enumerate(failures, start=1):
-            RequestAttempt.objects.create(
-                live_query=live, position=position, tier="cheap", attempt=position, failure_class=failure, tokens=1
-            )
-    response = client.get("/triage/dashboard/")
-    replay = response.context["loop_replay"]
-    # r0 repairs once and is accepted for 2 units; r1 climbs and finds no strong draft on record.
-    assert replay["counts"]["accepted"] == 1 and replay["counts"]["unrecorded"] == 1
-    assert replay["spend_per_accepted"] == pytest.approx(3.0)
-    assert "Replayed spend per accepted answer" in response.content.decode()

@@ -1,6 +1,5 @@
 """Load everything the demo needs: users, warehouse, gold set, simulated judges. Idempotent."""
 
-import os
 import secrets
 
 from django.conf import settings
@@ -8,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
+from config.env import env_text
 from config.private_files import write_private_file
 from config.roles import ALL_ROLES, ensure_role_groups
 from judges import demo as judges_demo
@@ -23,7 +23,7 @@ DEMO_USERS = {role: f"demo-{role.replace('_', '-')}" for role in ALL_ROLES}
 
 def demo_password() -> str:
     """Return DOCKET_DEMO_PASSWORD, else a random one generated once and kept under var/."""
-    from_env = os.environ.get("DOCKET_DEMO_PASSWORD")
+    from_env = env_text("DOCKET_DEMO_PASSWORD")
     if from_env:
         return from_env
     path = settings.VAR_DIR / "demo_password"
@@ -33,7 +33,7 @@ def demo_password() -> str:
 
 
 def ensure_demo_users(password: str) -> list[str]:
-    """Create one demo user per role (admin is also staff for Django admin)."""
+    """Create one demo user per role (granting the admin role makes its user staff: config/signals.py)."""
     ensure_role_groups()
     user_model = get_user_model()
     created = []
@@ -42,7 +42,6 @@ def ensure_demo_users(password: str) -> list[str]:
         if was_created:
             user.set_password(password)
             created.append(username)
-        user.is_staff = role == "admin"
         user.save()
         user.groups.add(Group.objects.get(name=role))
     return created

@@ -1,6 +1,7 @@
-"""Build the demo warehouse (SQLite file by default, or PostgreSQL) and register it as `demo`."""
+"""Build the demo warehouse (SQLite file by default, PostgreSQL or MySQL / MariaDB) and register it as `demo`."""
 
 import psycopg
+import pymysql
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
@@ -11,6 +12,7 @@ from probes.demo_warehouse import (
     create_reader_role,
     register_demo_warehouse,
 )
+from probes.mysql_demo import build_mysql_demo, create_mysql_reader, register_mysql_demo
 from probes.role_check import UnsafeWarehouseRole
 
 
@@ -20,11 +22,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         target = parser.add_mutually_exclusive_group()
         target.add_argument("--path", help="SQLite file to build (default: VAR_DIR/demo_warehouse.sqlite3).")
-        target.add_argument("--dsn", help="PostgreSQL DSN of an existing database to build into.")
+        target.add_argument(
+            "--dsn", help="PostgreSQL (postgresql://) or MySQL / MariaDB (mysql://) DSN of an existing database."
+        )
         parser.add_argument(
             "--reader-role",
             default=READER_ROLE,
-            help=f"PostgreSQL login role created (or reused) with SELECT on the demo tables only; its DSN is "
+            help="Login role (PostgreSQL) or login (MySQL) created (or reused) with SELECT on the demo tables "
+            f"only; its DSN is "
             f"the one registered (default {READER_ROLE}).",
         )
         parser.add_argument(
@@ -32,8 +37,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, path=None, dsn=None, no_register=False, reader_role=READER_ROLE, **options):
+        if dsn and dsn.startswith(("mysql://", "mariadb://")):
+            return self.mysql(dsn, no_register=no_register, reader=reader_role)
         if dsn and not dsn.startswith(("postgres://", "postgresql://")):
-            raise CommandError(f"--dsn must be a PostgreSQL DSN (postgresql://...), got {dsn.split('@')[-1]!r}")
+            raise CommandError(f"--dsn must be a PostgreSQL or MySQL DSN, got {dsn.split('@')[-1]!r}")
         target = dsn or path or str(settings.VAR_DIR / "demo_warehouse.sqlite3")
         counts = build_demo_warehouse(target)
         where = "PostgreSQL at " + dsn.split("@")[-1] if dsn else target
@@ -56,3 +63,21 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         who = f"login role {reader_role}" if dsn else "the file"
         self.stdout.write(f"registered as `demo` with {who} (DSN in {settings.WAREHOUSES_FILE})")
+
+    def mysql(self, dsn: str, *, no_register: bool, reader: str) -> None:
+        where = dsn.split("@")[-1]
+        try:
+            counts = build_mysql_demo(dsn)
+            self.stdout.write(
+                f"demo warehouse built in MySQL at {where}: " + ", ".join(f"{t} {n}" for t, n in counts.items())
+            )
+            if no_register:
+                return
+            reader_dsn = create_mysql_reader(dsn, login=reader)
+            self.stdout.write(f"login {reader} may SELECT the demo tables and nothing else")
+            register_mysql_demo(reader_dsn)
+        except (ReaderRoleInUse, UnsafeWarehouseRole) as exc:
+            raise CommandError(str(exc)) from exc
+        except pymysql.Error as exc:
+            raise CommandError(f"MySQL at {where}: {exc.args[-1] if exc.args else exc}") from exc
+        self.stdout.write(f"registered as `demo` with login {reader} (DSN in {settings.WAREHOUSES_FILE})")

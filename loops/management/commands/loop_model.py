@@ -4,8 +4,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judges.loop_model import DEFAULT_SEED, FIGURES, SEED_000_ESCALATION_ACCURACY, SEED_000_RETRY_SUCCESS
-from judges.loop_selectors import EnteredInputs, gold_set_version_get, loop_report_build
+from loops.loop_model import DEFAULT_SEED, FIGURES, SEED_000_ESCALATION_ACCURACY, SEED_000_RETRY_SUCCESS
+from loops.selectors import EnteredInputs, gold_set_version_get, loop_report_build
 
 
 def shares(text: str) -> tuple[float, ...]:

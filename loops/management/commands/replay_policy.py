@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
-from judges import policy_replay
-from judges.loop_selectors import live_attempt_records_list
+from loops import policy_replay
+from loops.selectors import live_attempt_records_list
 
 RELATIVE = re.compile(r"^(\d+)\s*([dhm])$")
 

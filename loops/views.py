@@ -1,7 +1,7 @@
 """The loop lab: what each checker does to a generate-check-retry-escalate loop, side by side.
 
-Thin: the form validates what was entered, `judges.loop_selectors.loop_report` computes
-(with `judges.loop_model`), the template lays the checkers out in columns.
+Thin: the form validates what was entered, `loops.selectors.loop_report_build` computes
+(with `loops.loop_model`), the template lays the checkers out in columns.
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 from django import forms
 from django.shortcuts import render
 
-from config.roles import ML_ENGINEER, role_required
+from config.roles import VIEW_JUDGES, VIEW_MONITORING, permission_required
 from judges.calibration_data import load_judge_columns
-from judges.loop_model import FIGURES, SEED_000_ESCALATION_ACCURACY, SEED_000_RETRY_SUCCESS
-from judges.loop_selectors import MAX_CHECKERS, EnteredInputs, loop_report_build
 from judges.models import CalibrationRun, RunStatus, Verdict
 from labelling.models import GoldSetVersion
+from loops.loop_model import FIGURES, SEED_000_ESCALATION_ACCURACY, SEED_000_RETRY_SUCCESS
+from loops.selectors import MAX_CHECKERS, EnteredInputs, live_replay_summary, loop_report_build
 
 FIGURE_LABELS = {
     "calls_per_question": ("Generator calls per question", "{:.3f}"),
@@ -104,7 +104,7 @@ def figure_rows(report: dict) -> list[dict]:
     return rows
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def loop_lab(request):
     """Show the loop figures of up to four checkers and "no checker" on a gold-set version."""
     versions = GoldSetVersion.objects.select_related("gold_set").filter(calibration_runs__isnull=False).distinct()
@@ -129,4 +129,14 @@ def loop_lab(request):
             context["error"] = str(error)
         else:
             context.update(report=report, rows=figure_rows(report))
-    return render(request, "judges/loop_lab.html", context)
+    return render(request, "loops/loop_lab.html", context)
+
+
+@permission_required(VIEW_MONITORING)
+def replay_card(request):
+    """The triage dashboard's card: the last week's recorded attempts replayed (empty without any).
+
+    The dashboard loads it by URL (`templates/loops/_replay_card_slot.html`), so triage imports
+    nothing of the loop lab.
+    """
+    return render(request, "loops/_replay_card.html", {"loop_replay": live_replay_summary(days=7)})

@@ -12,16 +12,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import timedelta
 
 import numpy as np
-from django.apps import apps
 from django.db.models import Avg, Count, Q
+from django.utils import timezone
 
-from judges import policy_replay
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.ensembles import ENSEMBLE_RULES, members_cost
-from judges.loop_intervals import DEFAULT_DRAWS, loop_figures
-from judges.loop_model import (
+from judges.metrics import wilson_interval
+from judges.report import ensemble_entry, judge_entry
+from labelling.models import GoldSetVersion
+from loops import policy_replay
+from loops.loop_intervals import DEFAULT_DRAWS, loop_figures
+from loops.loop_model import (
     DEFAULT_SEED,
     SEED_000_ESCALATION_ACCURACY,
     SEED_000_RETRY_SUCCESS,
@@ -31,9 +35,7 @@ from judges.loop_model import (
     Measured,
     loop_inputs_dict,
 )
-from judges.metrics import wilson_interval
-from judges.report import ensemble_entry, judge_entry
-from labelling.models import GoldSetVersion
+from triage.models import RequestAttempt
 
 MAX_CHECKERS = 4
 GENERATION_TIER = "cheap"
@@ -129,10 +131,9 @@ def recorded_tiers_measure(*, max_attempts: int) -> RecordedTiers:
     """Measure retry success and tier costs/latencies from recorded attempts (none recorded: all None).
 
     Retry k's success is the share of the generation tier's attempts numbered k + 1 that
-    passed. The attempts belong to triage (live requests); the model is looked up by name so
-    that judges imports nothing from the app above it.
+    passed. The attempts belong to triage (live requests), which the loop lab stands on.
     """
-    attempts = apps.get_model("triage", "RequestAttempt").objects
+    attempts = RequestAttempt.objects
     retries = []
     by_number = dict(
         (row[0], row[1:])
@@ -233,7 +234,7 @@ def loop_report_build(
 
 def live_attempt_records_list(*, since) -> dict[str, dict[str, list[policy_replay.Attempt]]]:
     """Return replay records (request id = external id) of live requests with attempts recorded since `since`."""
-    attempts = apps.get_model("triage", "RequestAttempt").objects
+    attempts = RequestAttempt.objects
     recent = attempts.filter(created_at__gte=since).values("live_query")
     rows = (
         attempts.filter(live_query__in=recent)
@@ -244,3 +245,18 @@ def live_attempt_records_list(*, since) -> dict[str, dict[str, list[policy_repla
         (external_id, policy_replay.Attempt(tier=tier, failure_class=failure or None, tokens=tokens, attempt=attempt))
         for external_id, tier, attempt, failure, tokens in rows
     )
+
+
+def live_replay_summary(*, days: int = 7, weights: dict | None = None) -> dict | None:
+    """Replay the last `days` of recorded attempts under the built-in policy (None without any)."""
+    records = live_attempt_records_list(since=timezone.now() - timedelta(days=days))
+    if not records:
+        return None
+    policy = policy_replay.SEED_001_TABLE
+    weights = weights or policy_replay.DEFAULT_WEIGHTS
+    results = policy_replay.replay(records, policy, weights)
+    summary = policy_replay.replay_summary(results, policy, weights, ledgers=False)
+    summary.pop("requests")
+    summary["days"] = days
+    summary["request_count"] = len(results)
+    return summary

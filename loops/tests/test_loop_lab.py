@@ -9,9 +9,9 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from judges import metrics
-from judges.loop_model import FIGURES
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
-from judges.tests.test_policy_replay import SEED_001_CASES, jsonl_for
+from loops.loop_model import FIGURES
+from loops.tests.test_policy_replay import SEED_001_CASES, jsonl_for
 from triage.models import RequestAttempt
 from triage.tests import factories
 
@@ -164,7 +164,7 @@ def test_replay_policy_replays_live_attempts_since_a_time():
 
 def test_the_loop_lab_shows_checkers_side_by_side_with_intervals(calibrated, client_for):
     client = client_for("ml_engineer")
-    response = client.get(reverse("judges:loop-lab"), {"version": calibrated.pk, "checker": ["verifier:1", "graded:1"]})
+    response = client.get(reverse("loops:lab"), {"version": calibrated.pk, "checker": ["verifier:1", "graded:1"]})
     assert response.status_code == 200
     report = response.context["report"]
     assert [c["checker"] for c in report["checkers"]] == ["no checker", "verifier:1", "graded:1"]
@@ -174,26 +174,24 @@ def test_the_loop_lab_shows_checkers_side_by_side_with_intervals(calibrated, cli
 
 
 def test_the_loop_lab_says_what_is_wrong_with_bad_input(calibrated, client_for):
-    response = client_for("ml_engineer").get(
-        reverse("judges:loop-lab"), {"version": calibrated.pk, "retry_success": "lots"}
-    )
+    response = client_for("ml_engineer").get(reverse("loops:lab"), {"version": calibrated.pk, "retry_success": "lots"})
     assert response.status_code == 200 and "report" not in response.context
     assert "Comma-separated shares" in response.content.decode()
 
 
 @pytest.mark.parametrize("role", ["analyst", "labeller"])
 def test_the_loop_lab_is_for_ml_engineers_only(calibrated, client_for, role):
-    assert client_for(role).get(reverse("judges:loop-lab")).status_code == 403
+    assert client_for(role).get(reverse("loops:lab")).status_code == 403
 
 
 def test_the_loop_lab_sends_an_anonymous_visitor_to_log_in(client):
-    response = client.get(reverse("judges:loop-lab"))
+    response = client.get(reverse("loops:lab"))
     assert response.status_code == 302 and "/login" in response["Location"]
 
 
 def test_the_judges_index_links_each_judge_to_its_loop_figures(calibrated, client_for):
     body = client_for("ml_engineer").get(reverse("judges:index")).content.decode()
-    assert f"{reverse('judges:loop-lab')}?checker=verifier:1" in body
+    assert f"{reverse('loops:lab')}?checker=verifier:1" in body
 
 
 def test_costs_recorded_as_decimals_feed_the_generator_cost(calibrated):

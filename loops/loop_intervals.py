@@ -1,6 +1,6 @@
 """The loop lab's figures with 95% intervals propagated from the inputs: pure numpy, no ORM, no I/O.
 
-`loop_figures` propagates the inputs' 95% intervals through the model (`judges.loop_model`):
+`loop_figures` propagates the inputs' 95% intervals through the model (`loops.loop_model`):
 it draws every rate from a split normal fitted to its interval (the Wilson intervals Docket
 measures are asymmetric), resamples the latency samples (bootstrap), and reports the
 2.5th-97.5th percentiles of each output over the draws as its `ci95`; the point value is the
@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from judges.loop_model import (
+from judges.metrics import Z95, percentile
+from loops.loop_model import (
     DEFAULT_SEED,
     FIGURES,
     NO_CHECKER,
@@ -25,7 +26,6 @@ from judges.loop_model import (
     simulate_questions,
     validate,
 )
-from judges.metrics import Z95, percentile
 
 DEFAULT_DRAWS = 200
 DEFAULT_QUESTIONS = 2_000

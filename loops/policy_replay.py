@@ -1,6 +1,7 @@
 """Replay recorded generation attempts under a retry/escalation policy (seed 001).
 
-Pure Python over plain data: no ORM, no I/O. A request's record is the sequence of
+Pure Python over plain data: no ORM, no I/O. What an attempt record may say (its failure
+classes, its JSONL lines) is the ingestion API's, in `triage/attempt_format.py`. A request's record is the sequence of
 attempts it actually made, grouped by tier. The replay's draft function returns, for the
 tier the policy asks for, that tier's next recorded outcome; a request whose record runs
 out before the policy is done is `unrecorded` (the replay cannot know what a draft it never
@@ -17,24 +18,24 @@ failure at a tier, stop on a later one), `stop`, `stop_backoff`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-FAILURE_CLASSES = ("syntax", "dialect", "unknown_obj", "empty_result", "timeout", "transport")
+from triage.attempt_format import (
+    CLASS_ALIASES,
+    FAILURE_CLASSES,
+    ReplayInputError,
+    normalise_failure_class,
+    numbered_json_lines,
+)
+
 FAILURE_CLASS_SET = frozenset(FAILURE_CLASSES)
 OUTCOMES = ("accepted", "stop", "stop_backoff", "escalate", "unrecorded")
 ACTIONS = ("repair", "escalate", "escalate_once", "stop", "stop_backoff")
 TIERS = ("cheap", "strong")
 DEFAULT_WEIGHTS = {"cheap": 1.0, "strong": 8.0}
-# The verifier (probes.verifier) names catalogue misses `unknown_object`; seed 001 says `unknown_obj`.
-CLASS_ALIASES = {"unknown_object": "unknown_obj", "empty_res": "empty_result", "empty": "empty_result"}
-
-
-class ReplayInputError(ValueError):
-    """Recorded attempts, weights or a policy that cannot be replayed, with where and why."""
 
 
 class Attempt(NamedTuple):
@@ -262,21 +263,6 @@ def replay_summary(results: list[ReplayResult], policy: Policy, weights: dict, *
 # --- reading recorded attempts ---------------------------------------------------------
 
 
-def normalise_failure_class(value, *, where: str) -> str | None:
-    """Return a seed 001 class for a recorded value (None / "" / "none" mean the attempt passed)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise ReplayInputError(f"{where}: failure_class must be a string or null, got {value!r}")
-    key = value.strip().lower()
-    if key in ("", "none", "null", "ok", "passed"):
-        return None
-    key = CLASS_ALIASES.get(key, key)
-    if key not in FAILURE_CLASSES:
-        raise ReplayInputError(f"{where}: unknown failure_class {value!r}; use one of {', '.join(FAILURE_CLASSES)}")
-    return key
-
-
 def parse_weights(text: str) -> dict[str, float]:
     """Parse "cheap=1,strong=8" into {"cheap": 1.0, "strong": 8.0}."""
     weights = dict(DEFAULT_WEIGHTS)
@@ -355,18 +341,6 @@ def records_from_attempts(rows: Iterable[tuple[str, Attempt]]) -> dict[str, dict
             if len(numbers) == len(attempts):
                 attempts.sort(key=lambda a: a.attempt)
     return records
-
-
-def numbered_json_lines(lines: Iterable[str], error: type[Exception] = ValueError):
-    """Yield (line number, parsed value) of each non-blank JSONL line; raise `error` naming a bad one."""
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise error(f"line {number}: not JSON ({exc.msg})") from None
-        yield number, row
 
 
 def read_attempts_jsonl(lines: Iterable[str]) -> dict[str, dict[str, list[Attempt]]]:

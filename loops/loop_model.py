@@ -14,7 +14,7 @@ shipped unchecked), or, without one, gets no answer.
   gives the cascade's latency distribution: a sum of generator and checker latencies per
   attempt, plus the escalation's, each drawn from its measured sample.
 
-`judges.loop_intervals` turns the model into the figures shown, with their intervals.
+`loops.loop_intervals` turns the model into the figures shown, with their intervals.
 
 A retry that passes the check is correct with probability `retry_pass_correct`; by default
 as often as a first draft that passed (the checker's precision on drafts), since a checker

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from judges.loop_intervals import loop_figures
-from judges.loop_model import (
+from loops.loop_intervals import loop_figures
+from loops.loop_model import (
     FIGURES,
     CheckerInputs,
     Escalation,

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from judges import policy_replay
-from judges.policy_replay import Attempt, ReplayInputError, policy_named, replay, replay_summary
+from loops import policy_replay
+from loops.policy_replay import Attempt, ReplayInputError, policy_named, replay, replay_summary
 from probes.verifier import verify
 
 WEIGHTS = {"cheap": 1.0, "strong": 8.0}
