@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404, render
 
 from config.params import number_param
-from config.roles import ML_ENGINEER, role_required
+from config.roles import VIEW_JUDGES, permission_required
 from judges.calibration_data import load_calibration
 from judges.compare import comparison_from_data
 from labelling.models import GoldSetVersion
@@ -13,7 +13,7 @@ from labelling.split_models import SPLIT_ALL, SPLIT_CHOICES, GoldSetSplit
 from labelling.splits import split_part_check
 
 
-@role_required(ML_ENGINEER)
+@permission_required(VIEW_JUDGES)
 def compare_page(request, version_id: int):
     """Show B − A with paired intervals, McNemar and the differing items; pick A, B, split and seed."""
     version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=version_id)
