@@ -1,9 +1,11 @@
-"""Chart geometry for the comparison dashboard: figures in, SVG coordinates out.
+"""Chart geometry for the dashboards: figures in, SVG coordinates out (the one chart module's way).
 
 No figure is computed here: every value comes from `judges.report` (with `judges.metrics`
 and `judges.ensembles`); these functions only place it. Every coordinate, size and colour the
-template draws with comes from here, so `templates/judges/dashboard.html` only writes SVG
-elements (server-rendered, no JavaScript needed).
+template draws with comes from here, so `templates/judges/dashboard.html` (and the triage
+dashboard's `templates/triage/_estimate_chart.html`, from `estimate_chart`) only write SVG
+elements (server-rendered, no JavaScript needed). `judges/trend_chart.py` places the trend
+charts the same way.
 """
 
 from __future__ import annotations
@@ -245,4 +247,65 @@ def error_class_chart(report: dict) -> dict:
             {"text": f"{j['name']} v{j['version']}", "colour": PALETTE[i % len(PALETTE)]}
             for i, j in enumerate(report["judges"])
         ],
+    }
+
+
+# The triage dashboard's live error-rate estimates over time (one chart per judge).
+ESTIMATE_WIDTH, ESTIMATE_HEIGHT, ESTIMATE_PAD = 640, 170, 28
+ESTIMATE_SERIES = (("corrected", MAIN_COLOUR, "Corrected (Rogan–Gladen)"), ("audit", "#1f7a4d", "Audit sample"))
+
+
+def estimate_chart(points) -> dict | None:
+    """Place both live error-rate estimates of a judge's snapshots (oldest first), each with its interval.
+
+    `points` have `corrected_error_rate`/`_low`/`_high` and `audit_error_rate`/`_low`/`_high`
+    (None where unmeasured). Returns None when no point has a value. The y axis runs from 0 to
+    10% above the highest value or bound (at least 5%); the two series sit 2 px either side
+    of each snapshot's x so their intervals do not cover each other.
+    """
+    values = [
+        v
+        for p in points
+        for v in (p.corrected_high, p.audit_high, p.corrected_error_rate, p.audit_error_rate)
+        if v is not None
+    ]
+    if not values:
+        return None
+    top_value = max(0.05, max(values))
+    top = top_value * 1.1
+    pad, width, height = ESTIMATE_PAD, ESTIMATE_WIDTH, ESTIMATE_HEIGHT
+    last = max(1, len(points) - 1)
+
+    def y(value):
+        return scale(value, 0, top, height - pad, pad)
+
+    series = []
+    for offset, (name, colour, title) in enumerate(ESTIMATE_SERIES):
+        placed, intervals = [], []
+        for i, point in enumerate(points):
+            value = getattr(point, f"{name}_error_rate")
+            if value is None:
+                continue
+            x = round(pad + (width - 2 * pad) * (i / last) + (offset * 4 - 2), 1)
+            low, high = getattr(point, f"{name}_low"), getattr(point, f"{name}_high")
+            if low is not None and high is not None:
+                intervals.append({"x": x, "y_low": y(low), "y_high": y(high)})
+            placed.append({"cx": x, "cy": y(value)})
+        series.append(
+            {
+                "colour": colour,
+                "title": title,
+                "legend_x": pad + offset * 200,
+                "intervals": intervals,
+                "points": placed,
+                "line": " ".join(f"{p['cx']},{p['cy']}" for p in placed) if len(placed) > 1 else "",
+            }
+        )
+    return {
+        "width": width,
+        "height": height,
+        "axis": {"x1": pad, "x2": width - pad, "y": y(0)},
+        "top_label": {"y": y(top_value), "text": f"{top_value:.0%}"},
+        "zero_y": y(0),
+        "series": series,
     }
