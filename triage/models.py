@@ -27,6 +27,12 @@ class FlagRule(models.TextChoices):
     VERIFIER_ONLY = "verifier_only", "Only the deterministic verifier flags"
 
 
+class AuditScope(models.TextChoices):
+    ACCEPTED = "accepted", "Accepted queries only"
+    # A uniform sample of every live query, flagged or not: what prediction-powered inference needs.
+    ALL = "all", "All live queries"
+
+
 class TriagePolicy(models.Model):
     """One immutable version of the live triage policy; the highest version is in force."""
 
@@ -38,6 +44,12 @@ class TriagePolicy(models.Model):
     flag_on_verifier_failure = models.BooleanField(default=True)
     run_fanout_detector = models.BooleanField(default=True)
     audit_share = models.FloatField(default=0.05, help_text="Share of unflagged queries sent to labelling.")
+    audit_scope = models.CharField(
+        max_length=8,
+        choices=AuditScope.choices,
+        default=AuditScope.ACCEPTED,
+        help_text="Draw the audit sample from accepted queries only, or uniformly from all live queries.",
+    )
     sla_minutes = models.PositiveIntegerField(default=240)
     # The queue-age alert: raised when the oldest open item has waited longer than this.
     queue_alert_minutes = models.PositiveIntegerField(

@@ -25,6 +25,7 @@ from judges.run_selection import judge_calibration_runs_get
 from labelling.models import Label
 from triage import estimates
 from triage.alerts import alert_raise, alerts_resolve
+from triage.live_error_rate import live_error_rate_build
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
 from triage.policy import policy_current
 
@@ -229,6 +230,16 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
                 cause=",".join(changed),
             )
         )
+    # The live error rate three ways (triage.live_error_rate), stored with the snapshot.
+    live_error_rate = live_error_rate_build(
+        policy=policy,
+        since=since,
+        corrected=corrected,
+        calibration_items=(calibration.wrong + calibration.correct) if calibration else 0,
+        judged=sample.judged,
+        audit=audit,
+        sample=sample,
+    )
     snapshot = EstimateSnapshot.objects.store_for_hour(
         judge_version=judge_version,
         policy=policy,
@@ -253,6 +264,7 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
             "audit_share_labelled": sample.audit_share_labelled,
             "calibration_gold_set_version": calibration.gold_set_version if calibration else None,
             "calibration_runs": calibration.runs if calibration else [],
+            **live_error_rate,
         },
     )
     return snapshot, [a for a in alerts if a is not None]
