@@ -6,7 +6,6 @@ role the role check (`probes/role_check.py`) accepts, with the cost settings of
 that same check, returning each finding. Neither ever returns the DSN or its password.
 """
 
-import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from probes.warehouses import (
     WarehousesFileInvalid,
     WarehouseUnavailable,
     dsn_env_var,
+    dsn_in_environment,
     login_role_check,
     open_sqlite_readonly,
     warehouse_dsn,
@@ -117,7 +117,7 @@ def dsn_source(warehouse: Warehouse | None) -> str:
     """Say where the warehouse's DSN comes from, never what it is."""
     if warehouse is None or not warehouse.name:
         return "register it with its connection URL on the Warehouses page (Register a warehouse)"
-    if os.environ.get(dsn_env_var(warehouse.name)):
+    if dsn_in_environment(warehouse.name):
         return f"environment ({dsn_env_var(warehouse.name)})"
     try:
         warehouse_dsn(warehouse)
