@@ -17,3 +17,16 @@ class NoClientErrorTracebacks(logging.Filter):
             record.exc_info = None
             record.exc_text = None
         return True
+
+
+class OneLinePerRefusal(logging.Filter):
+    """Drop runserver's own line for a 4xx response: `django.request` has already said it.
+
+    Without this, every refused request printed two WARNING lines on the `make run` console
+    ("Forbidden (Permission denied): /x" and '"GET /x HTTP/1.1" 403'). Other responses keep
+    runserver's line (at LOG_LEVEL=INFO), and so do server errors.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        status = getattr(record, "status_code", None)
+        return not (isinstance(status, int) and 400 <= status < 500)

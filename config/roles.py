@@ -44,6 +44,7 @@ VIEW_MONITORING = "triage.view_estimatesnapshot"  # the live dashboard
 RUN_MONITORING = "triage.add_estimatesnapshot"
 ACKNOWLEDGE_ALERT = "triage.change_alert"
 VIEW_WAREHOUSES = "probes.view_warehouse"
+MANAGE_WAREHOUSES = "probes.add_warehouse"  # register one, test its connection, refresh its catalogue (admins)
 ALLOW_RESULT_EGRESS = "config.allow_result_egress"
 VIEW_AUDIT_LOG = "auditlog.view_logentry"
 

@@ -27,9 +27,14 @@ from config.env import (
     parse_database_url,
 )
 from config.settings_pipeline import (  # noqa: F401 — settings Django reads by name
+    ALERT_EMAIL_FROM,
+    ALERT_SITE_URL,
+    ALERT_WEBHOOK_KEY,
     DB_MAX_CONNECTIONS_PER_PROCESS,
+    EMAIL_BACKEND,
+    EMAIL_HOST,
+    EMAIL_PORT,
     JUDGES_CHUNK_LEASE_S,
-    TRIAGE_ALERT_WEBHOOK_URL,
     TRIAGE_API_MAX_BODY_BYTES,
     TRIAGE_API_TOKEN_CACHE_SECONDS,
     TRIAGE_JUDGE_THREADS,
@@ -72,6 +77,8 @@ from config.settings_security import (  # noqa: F401 — settings Django reads b
 from config.settings_warehouses import (  # noqa: F401 — settings Django reads by name
     WAREHOUSE_ALLOW_UNSAFE_ROLE,
     WAREHOUSE_CELL_MAX_BYTES,
+    WAREHOUSE_DUCKDB_MEMORY_LIMIT_MB,
+    WAREHOUSE_DUCKDB_THREADS,
     WAREHOUSE_MAX_RECURSIVE_ROWS,
     WAREHOUSE_MAX_SQL_BYTES,
     WAREHOUSE_MAX_SQL_CTES,
@@ -268,7 +275,7 @@ BROKER_POLL_S = env_positive_float("DOCKET_BROKER_POLL_S", 0.2)
 # queue. Every worker started without `-Q` consumes all of them (CELERY_TASK_QUEUES).
 QUEUE_SUFFIX = f"-{XDIST_WORKER}" if XDIST_WORKER else ""
 CELERY_TASK_DEFAULT_QUEUE = f"celery{QUEUE_SUFFIX}"
-APP_QUEUES = {app: f"{app}{QUEUE_SUFFIX}" for app in ("labelling", "judges", "triage")}
+APP_QUEUES = {app: f"{app}{QUEUE_SUFFIX}" for app in ("probes", "labelling", "judges", "triage")}
 CELERY_TASK_ROUTES = {f"{app}.*": {"queue": queue} for app, queue in APP_QUEUES.items()}
 CELERY_TASK_QUEUES = {
     name: {"exchange": name, "routing_key": name} for name in (CELERY_TASK_DEFAULT_QUEUE, *APP_QUEUES.values())
@@ -300,6 +307,8 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {
     "triage-requeue-pending": {"task": "triage.requeue_pending", "schedule": 60.0},
     "triage-monitor-judges": {"task": "triage.monitor_judges", "schedule": 3600.0},
+    # The queue's SLA, live failures and failed runs (drift stays hourly, above).
+    "triage-check-alerts": {"task": "triage.check_alerts", "schedule": 60.0},
     # A chunk whose worker died mid-run is leased again, so a killed run finishes by itself.
     "judges-requeue-stale-chunks": {"task": "judges.requeue_stale_chunks", "schedule": 60.0},
 }
@@ -344,7 +353,10 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     # A refused request (403, 404) is the client's doing: one line, not a traceback.
-    "filters": {"no_client_error_tracebacks": {"()": "config.log_filters.NoClientErrorTracebacks"}},
+    "filters": {
+        "no_client_error_tracebacks": {"()": "config.log_filters.NoClientErrorTracebacks"},
+        "one_line_per_refusal": {"()": "config.log_filters.OneLinePerRefusal"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
@@ -361,7 +373,13 @@ LOGGING = {
         # django-axes' banner at every start; its lockouts are warnings and still show.
         "axes.apps": {"level": "WARNING"},
         # runserver's line per request, at INFO: shown at LOG_LEVEL=INFO, not under `make run`.
-        "django.server": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        # A refusal's line is django.request's; runserver's own for a 4xx is dropped (one line each).
+        "django.server": {
+            "handlers": ["console"],
+            "level": LOG_LEVEL,
+            "propagate": False,
+            "filters": ["one_line_per_refusal"],
+        },
     },
 }
 

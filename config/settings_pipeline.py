@@ -6,7 +6,16 @@ Kept apart so the settings module stays readable; each value is read from the en
 
 from config.env import env_non_negative_float, env_positive_float, env_positive_int, env_text
 
-TRIAGE_ALERT_WEBHOOK_URL = env_text("TRIAGE_ALERT_WEBHOOK_URL")
+# The key each webhook's signing secret is derived from (triage/webhooks.py); empty: SECRET_KEY.
+# Changing it changes every webhook's secret (run add_webhook again for each receiver).
+ALERT_WEBHOOK_KEY = env_text("ALERT_WEBHOOK_KEY")
+# Where alert e-mails and their links come from.
+ALERT_EMAIL_FROM = env_text("ALERT_EMAIL_FROM", "docket-alerts@localhost")
+ALERT_SITE_URL = env_text("ALERT_SITE_URL", "http://127.0.0.1:8000")
+# Django's e-mail backend for alert e-mails (the test run uses its outbox instead).
+EMAIL_BACKEND = env_text("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env_text("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_positive_int("EMAIL_PORT", 25)
 TRIAGE_API_MAX_BODY_BYTES = env_positive_int("TRIAGE_API_MAX_BODY_BYTES", 4 * 1024 * 1024)
 # How long a web process trusts a token it has looked up; a revocation takes this long
 # to reach the other processes (the revoking one drops it at once).

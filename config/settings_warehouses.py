@@ -49,4 +49,7 @@ WAREHOUSE_PG_ROLE_STATEMENT_TIMEOUT_S = env_positive_float("WAREHOUSE_PG_ROLE_ST
 WAREHOUSE_SQLITE_MAX_LENGTH = env_positive_int("WAREHOUSE_SQLITE_MAX_LENGTH", 8_388_608)
 WAREHOUSE_SQLITE_HEAP_LIMIT = env_positive_int("WAREHOUSE_SQLITE_HEAP_LIMIT", 134_217_728)
 WAREHOUSE_SQLITE_PROCESS_MEMORY = env_positive_int("WAREHOUSE_SQLITE_PROCESS_MEMORY", 268_435_456)
+# DuckDB (issue 34): the memory and threads one query's connection may use.
+WAREHOUSE_DUCKDB_MEMORY_LIMIT_MB = env_positive_int("WAREHOUSE_DUCKDB_MEMORY_LIMIT_MB", 256)
+WAREHOUSE_DUCKDB_THREADS = env_positive_int("WAREHOUSE_DUCKDB_THREADS", 1)
 # --- end of warehouse security ------------------------------------------------------------

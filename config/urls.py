@@ -19,3 +19,6 @@ urlpatterns = [
     path("api/", include("triage.api_urls")),
     path("", include("triage.otlp_urls")),  # OTLP/HTTP: POST /v1/traces
 ]
+
+# A styled page for every unexpected error (Django's default is a bare "Server Error (500)").
+handler500 = "config.views.server_error_page"

@@ -17,10 +17,13 @@ from django.db.models import Count, Q, Sum
 
 from judges import metrics
 from judges.draws import DrawTable, draws_from_rows
+from judges.examples import example_items, rows_outside_examples
 from judges.models import JudgeVersion, Verdict
 from judges.run_selection import SOURCE_BOTH, RunSelection, calibration_run_ids_get, gold_items_of_source
 from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
 from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
+from labelling.split_models import SPLIT_ALL
+from labelling.splits import items_of_split
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,10 @@ class CalibrationData:
     taxonomy: object | None = field(default=None, repr=False)
     guesses: object | None = field(default=None, repr=False)
     run_labels: dict | None = field(default=None, repr=False)  # {run id: label}, read with the report
+    # Which part of the version's dev/test split the items are (labelling.splits): dev, test or all.
+    split: str = SPLIT_ALL
+    # Per judge column: how many of the items are its own worked examples, left out of its figures.
+    excluded_examples: np.ndarray | None = field(default=None, repr=False)
     _probs: np.ndarray | None = field(default=None, repr=False)
     _draws: DrawTable | None = field(default=None, repr=False)
 
@@ -128,21 +135,21 @@ def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int
     return calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
 
 
-def gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
-    """Return the version's correct/wrong items of `source`: the rows of every table of the report."""
+def gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH, split: str = SPLIT_ALL):
+    """Return the version's correct/wrong items of `source` and `split`: the rows of every table of the report."""
     items = GoldSetVersionItem.objects.filter(
         version=gold_set_version, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
     )
-    return gold_items_of_source(items, source)
+    return items_of_split(gold_items_of_source(items, source), split)
 
 
-def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH):
-    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source`.
+def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH, split: str = SPLIT_ALL):
+    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source` and `split`.
 
     A wrong item without an error class is `unclassified` (the product's one word for it).
     """
     rows = (
-        gold_items(gold_set_version, source)
+        gold_items(gold_set_version, source, split)
         .order_by("query_id")
         .values_list("query_id", "query__external_id", "decision", "error_class")
     )
@@ -196,19 +203,19 @@ def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:
 
 
 def load_calibration(
-    *, gold_set_version: GoldSetVersion, selection: RunSelection | None = None, run_ids=None
+    *, gold_set_version: GoldSetVersion, selection: RunSelection | None = None, run_ids=None, split: str = SPLIT_ALL
 ) -> CalibrationData:
     """Load labels and verdicts of a gold-set version into arrays (one query per table).
 
     `selection` says which runs count (default: every completed run on the version);
     `run_ids` is a shorthand for a selection of named runs. Raises ValueError for runs
-    that are not on the version.
+    that are not on the version. `split` keeps one part of the version's dev/test split.
     """
     if selection is None:
         named = tuple(sorted(int(i) for i in run_ids)) if run_ids is not None else None
         selection = RunSelection(run_ids=named)
     runs = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
-    query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source)
+    query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source, split)
     # Every verdict of the runs: its judge ids size the packed rows.
     costs = fetch_verdict_costs(runs)
     query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
@@ -220,13 +227,21 @@ def load_calibration(
     if not in_version.all():
         # Some verdicts are on items outside the report (another source, an unsure item):
         # count and price only the report's, as every other column does.
-        costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source))
+        costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source, split))
     judges = load_judge_columns(np.unique(judge_of_row[in_version]))
     column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row[in_version])
     item_of_row = item_of_row[in_version]
     latency_of_row = latency_of_row[in_version]
     decision_of_row = decision_of_row[in_version]
+    draw_key_of_row = draw_key_of_row[in_version]
     n_items, n_judges = len(query_ids), len(judges)
+    # A judge version is never scored on its own worked examples (judges.examples).
+    examples = example_items([judge.id for judge in judges], query_ids)
+    outside = rows_outside_examples(item_of_row, column_of_row, examples, n_items)
+    if not outside.all():
+        item_of_row, column_of_row = item_of_row[outside], column_of_row[outside]
+        decision_of_row, draw_key_of_row = decision_of_row[outside], draw_key_of_row[outside]
+        latency_of_row = latency_of_row[outside]
     counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row, n_items, n_judges)
     verdicts = np.array([costs.get(judge.id, (0, np.nan))[0] for judge in judges], dtype=np.int64)
     cost_sum = np.array([costs.get(judge.id, (0, np.nan))[1] for judge in judges], dtype=np.float64)
@@ -244,8 +259,10 @@ def load_calibration(
         verdicts=verdicts,
         cost_sum=cost_sum,
         latencies=latencies,
-        rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row[in_version], latency_of_row),
+        rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row, latency_of_row),
         simulated_verdicts={judge_id: simulated for judge_id, (*_, simulated) in costs.items()},
+        split=split,
+        excluded_examples=np.array([len(items) for items in examples], dtype=np.int64),
     )
 
 

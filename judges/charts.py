@@ -11,8 +11,7 @@ charts the same way.
 from __future__ import annotations
 
 import itertools
-
-import numpy as np
+import math
 
 CHART_WIDTH, CHART_HEIGHT, MARGIN = 640, 300, 48
 # The chart colours: wrong/missed in red, everything else in blue.
@@ -168,8 +167,8 @@ def ensemble_scatter(points: list[dict]) -> dict:
         p["label_anchor"] = "end" if p["cx"] > (left + right) / 2 else "start"
         p["label_x"] = round(p["cx"] + (-9 if p["label_anchor"] == "end" else 9), 1)
         p["label_y"] = round(p["cy"] - 8, 1)
-    tick_values = np.linspace(low, high, 5 if high > low else 1)
-    ticks_x = [{"x": scale(v, low, high, left, right), "text": usd_tick(v)} for v in tick_values]
+    tick_values, step = nice_ticks(low, high)
+    ticks_x = [{"x": scale(v, low, high, left, right), "text": usd_tick(v, step)} for v in tick_values]
     ticks_y = [{"y": scale(v, 0, 1, bottom, top), "text": f"{v:.0%}"} for v in (0, 0.25, 0.5, 0.75, 1)]
     return {
         "points": shown,
@@ -197,9 +196,28 @@ def point_name(point: dict) -> str:
     return f"{' + '.join(point['members'])} ({point['rule']})"
 
 
-def usd_tick(value: float) -> str:
-    """Format a dollar amount for an axis: four significant digits, no float noise."""
-    return f"${value:.4g}" if value < 1 else f"${value:,.2f}"
+def nice_ticks(low: float, high: float, count: int = 5) -> tuple[list[float], float]:
+    """Round tick values (steps of 1, 2 or 5 × 10ⁿ) inside [low, high], and the step; one tick when equal."""
+    if not high > low:
+        return [low], 0.0
+    rough = (high - low) / max(1, count - 1)
+    magnitude = 10 ** math.floor(math.log10(rough))
+    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= rough)
+    first = math.ceil(low / step - 1e-9) * step
+    values = []
+    value = first
+    while value <= high + step * 1e-9:
+        values.append(round(value, 12))
+        value += step
+    return values, step
+
+
+def usd_tick(value: float, step: float = 0.0) -> str:
+    """Format a dollar amount for an axis, with only as many decimals as the step needs ($0.0015, not $0.0009293)."""
+    if value >= 1 and (step == 0 or step >= 0.01):
+        return f"${value:,.2f}"
+    decimals = max(2, -math.floor(math.log10(step))) if step > 0 else 4
+    return "$" + f"{value:.{decimals}f}".rstrip("0").rstrip(".")
 
 
 def error_class_chart(report: dict) -> dict:

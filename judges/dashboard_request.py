@@ -16,6 +16,8 @@ from judges.calibration_data import CalibrationData, load_calibration
 from judges.report import report_from_data
 from judges.run_selection import RunSelection, run_selection_parse
 from labelling.models import GoldSetVersion
+from labelling.split_models import SPLIT_ALL, SPLIT_CHOICES
+from labelling.splits import split_part_check
 
 SELECTION_PARAMS = ("runs", "since", "until", "source")  # "slice" and "min_slice" add a table, not a selection
 
@@ -32,6 +34,8 @@ class ReportOptions:
     baseline: str | None = None
     false_reject_ceiling: float = 0.2
     selection: RunSelection = RunSelection()
+    # Which part of the version's dev/test split (labelling.splits): dev, test or all.
+    split: str = SPLIT_ALL
 
     @classmethod
     def from_request(cls, request) -> ReportOptions:
@@ -40,11 +44,15 @@ class ReportOptions:
             selection = run_selection_parse(**{name: request.GET.get(name) for name in SELECTION_PARAMS})
         except ValueError as exc:
             raise SelectionError(str(exc)) from exc
+        split = request.GET.get("split") or SPLIT_ALL
+        if split not in SPLIT_CHOICES:
+            raise SelectionError(f"split must be one of {', '.join(SPLIT_CHOICES)}; got {split!r}")
         return cls(
             generation_cost_usd=bounded_float(request.GET.get("generation_cost"), 0.0, 0.0, 100.0),
             baseline=request.GET.get("baseline") or None,
             false_reject_ceiling=bounded_float(request.GET.get("fr_ceiling"), 0.2, 0.0, 1.0),
             selection=selection,
+            split=split,
         )
 
 
@@ -58,8 +66,8 @@ def bounded_float(raw, default: float, low: float, high: float) -> float:
 
 
 def selection_query(request) -> str:
-    """Return the run-selection part of the query string, for the page's own requests."""
-    return urlencode({name: request.GET[name] for name in SELECTION_PARAMS if request.GET.get(name)})
+    """Return the run-selection part of the query string (and the split), for the page's own requests."""
+    return urlencode({name: request.GET[name] for name in (*SELECTION_PARAMS, "split") if request.GET.get(name)})
 
 
 def load_for(version_id: int, request) -> tuple[CalibrationData, dict, ReportOptions]:
@@ -70,7 +78,8 @@ def load_for(version_id: int, request) -> tuple[CalibrationData, dict, ReportOpt
     version = get_object_or_404(GoldSetVersion.objects.select_related("gold_set"), pk=version_id)
     options = ReportOptions.from_request(request)
     try:
-        data = load_calibration(gold_set_version=version, selection=options.selection)
+        split_part_check(version, options.split)
+        data = load_calibration(gold_set_version=version, selection=options.selection, split=options.split)
     except ValueError as exc:
         raise SelectionError(str(exc)) from exc
     try:

@@ -22,10 +22,12 @@ from judges.dashboard_ladder import budget_rows, ladder_rows
 from judges.dashboard_request import SELECTION_PARAMS, ReportOptions, SelectionError, load_for, selection_query
 from judges.dashboard_trends import confusion_cell_items, confusion_tables, judge_trends_get
 from judges.ensembles import ENSEMBLE_RULES, miss_patterns, missed_by_all, missed_exactly, threshold_for
+from judges.headline import dashboard_headline
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
 from judges.report import ensemble_entry, ensembles_up_to, marginal_values
 from judges.trend_chart import TREND_METRICS, trend_chart
 from labelling.models import GoldSetVersion, Query
+from labelling.split_models import GoldSetSplit
 
 
 def selection_refused(request, version_id: int, error: SelectionError):
@@ -36,7 +38,7 @@ def selection_refused(request, version_id: int, error: SelectionError):
         "versions": versions_with_runs(version),
         "selection_error": str(error),
         "options": ReportOptions(),
-        "raw": {name: request.GET.get(name, "") for name in SELECTION_PARAMS},
+        "raw": {name: request.GET.get(name, "") for name in (*SELECTION_PARAMS, "split")},
     }
     return render(request, "judges/dashboard.html", context, status=400)
 
@@ -89,8 +91,9 @@ def dashboard(request, version_id: int):
         "version_runs": CalibrationRun.objects.filter(gold_set_version=data.gold_set_version).order_by("pk"),
         "report": report,
         "options": options,
-        "raw": {name: request.GET.get(name, "") for name in SELECTION_PARAMS},
+        "raw": {name: request.GET.get(name, "") for name in (*SELECTION_PARAMS, "split")},
         "selection_query": selection_query(request),
+        "has_split": GoldSetSplit.objects.filter(version=data.gold_set_version).exists(),
         "judges": judge_rows(data, report),
         "heatmaps": [
             heatmap(data.judges, report["pairs"], "both_missed"),
@@ -98,10 +101,11 @@ def dashboard(request, version_id: int):
         ],
         "upset": upset_chart(data.judges, miss_patterns(data.draws, data.is_wrong)),
         "scatter": ensemble_scatter(points),
+        "headline": dashboard_headline(points, options.false_reject_ceiling),
         "class_chart": error_class_chart(report),
         "rules": ENSEMBLE_RULES,
         "ladder": ladder_rows(report=report),
-        "budget": budget_rows(data=data),
+        "budget": budget_with_plans(budget_rows(data=data), report),
         "trends": trends,
         "trend_charts": [trend_chart(trends, metric=metric) for metric in TREND_METRICS],
         "confusion": confusion_tables(data=data),
@@ -259,6 +263,13 @@ def chosen_columns(data: CalibrationData, judge_version_ids: list[str]) -> list[
     """Map judge version ids from the query string to columns, ignoring unknown ones."""
     wanted = {int(value) for value in judge_version_ids if value.isdigit()}
     return [column for column, judge in enumerate(data.judges) if judge.id in wanted]
+
+
+def budget_with_plans(budget: dict, report: dict) -> dict:
+    """Put each judge's sample-size plan (its report entry's `planner`) beside its interval budget row."""
+    for row, entry in zip(budget["rows"], report["judges"], strict=True):
+        row["planner"] = entry["planner"]
+    return budget
 
 
 def judge_rows(data: CalibrationData, report: dict) -> list[dict]:

@@ -1,4 +1,5 @@
 from django import forms
+from django.db.models import Count
 
 from judges.models import Backend, JudgeVersion
 from judges.services import VERSION_FIELDS
@@ -51,10 +52,18 @@ class JudgeCloneForm(forms.Form):
     name = forms.SlugField(max_length=64, help_text="Name of the new judge.")
 
 
+class GoldSetVersionChoice(forms.ModelChoiceField):
+    def label_from_instance(self, obj):
+        return f"{obj} · {obj.item_count} item{'s' if obj.item_count != 1 else ''}"
+
+
 class RunStartForm(forms.Form):
-    # Newest first: the version a new run most likely wants is preselected (see __init__).
-    gold_set_version = forms.ModelChoiceField(
-        queryset=GoldSetVersion.objects.select_related("gold_set").order_by("-published_at", "-pk")
+    # Largest first: with nothing asked for, the version with the most items is preselected
+    # (not the newest, which may be a five-item import made a minute ago; see __init__).
+    gold_set_version = GoldSetVersionChoice(
+        queryset=GoldSetVersion.objects.select_related("gold_set")
+        .annotate(item_count=Count("items"))
+        .order_by("-item_count", "-published_at", "-pk")
     )
     judge_versions = forms.ModelMultipleChoiceField(
         queryset=JudgeVersion.objects.exclude(backend=Backend.REPLAY)
@@ -68,7 +77,7 @@ class RunStartForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # Preselect the version asked for (a dashboard's "start a run" link) or else the newest one.
+        # Preselect the version asked for (a dashboard's "start a run" link) or else the largest one.
         field = self.fields["gold_set_version"]
         if self.initial.get("gold_set_version") is None:
             self.initial["gold_set_version"] = field.queryset.values_list("pk", flat=True).first()

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from judges.example_models import JudgeVersionExample  # noqa: F401 — a model of this app
 from judges.provenance import provenance_of
 
 

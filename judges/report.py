@@ -16,11 +16,14 @@ from judges import metrics
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.class_guesses import class_data_ensure, judge_class_figures
 from judges.ensembles import ensemble_description, ensemble_metrics, pair_overlap, pareto_frontier
+from judges.fitness import judge_fitness
 from judges.ladder_selectors import ladder_report
 from judges.models import CalibrationRun
 from judges.run_selection import RunSelection
+from judges.sample_size import planner_entry
 from judges.slices import MIN_SLICE, calibration_subset, metadata_values, slice_masks
 from labelling.models import UNCLASSIFIED, GoldSetVersion
+from labelling.split_models import SPLIT_ALL
 
 
 def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, runs: list[int] | None = None) -> dict:
@@ -48,9 +51,18 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
     entry["simulated"] = entry["simulation"] == "simulated"
     entry["simulated_verdicts"] = simulated
     entry["runs"] = data.runs_of_judges()[column] if runs is None else runs
+    # Its own worked examples among the items, left out of every figure of this entry (judges.examples).
+    excluded = data.excluded_examples
+    entry["excluded_examples"] = int(excluded[column]) if excluded is not None else 0
     entry.update(summary)
     # Per category, precision, NPV and class accuracy (judges.class_metrics), on the version's taxonomy.
     entry.update(judge_class_figures(data, column))
+    # Gate, monitor or explore, from the bounds (judges.fitness); κ's interval by the paired bootstrap.
+    probs = data.probs[:, column]
+    judged = sorted(np.flatnonzero(~np.isnan(probs)).tolist(), key=lambda i: data.external_ids[i])
+    entry.update(judge_fitness(entry, probs, data.is_wrong, data.error_class, judged))
+    # How many labelled items an interval of a chosen width, or a difference detected, would need.
+    entry["planner"] = planner_entry(entry)
     return entry
 
 
@@ -126,6 +138,8 @@ def report_from_data(data: CalibrationData, *, generation_cost_usd: float = 0.0,
         # {run id: its label} of the runs above ("" for a run without one).
         "run_labels": data.run_labels if data.run_labels is not None else run_labels_get(data.run_ids),
         "run_selection": data.selection.as_dict(),
+        # Which part of the version's dev/test split every figure is on: dev, test or all.
+        "split": data.split,
         # The error taxonomy the version was published under: its classes and their categories.
         "taxonomy": data.taxonomy.as_report(),
         "generation_cost_usd": generation_cost_usd,
@@ -183,6 +197,7 @@ def build_report(
     selection: RunSelection | None = None,
     slice_key: str | None = None,
     min_slice: int = MIN_SLICE,
+    split: str = SPLIT_ALL,
 ) -> dict:
     """Load a gold-set version's verdicts and return the calibration report dict.
 
@@ -191,9 +206,9 @@ def build_report(
     completed run on the version). `slice_key` adds `slices`: every judge figure per value of
     that item metadata key (values with fewer than `min_slice` items pooled as `other`).
     Raises ValueError when the baseline judge has no verdicts there or a named run is not on
-    the version.
+    the version. `split` keeps one part of the version's dev/test split (dev, test; default all).
     """
-    data = load_calibration(gold_set_version=gold_set_version, selection=selection, run_ids=run_ids)
+    data = load_calibration(gold_set_version=gold_set_version, selection=selection, run_ids=run_ids, split=split)
     report = report_from_data(data, generation_cost_usd=generation_cost_usd, baseline=baseline)
     if slice_key:
         report["slices"] = slices_report(

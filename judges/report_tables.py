@@ -123,7 +123,8 @@ def report_as_table(report: dict) -> str:
     """Return an aligned text table of the judges, then the pairs."""
     items = report["items"]
     lines = [
-        f"{report['gold_set']} v{report['version']}: {items['total']} items "
+        f"{report['gold_set']} v{report['version']}"
+        f"{'' if report.get('split', 'all') == 'all' else ' (' + report['split'] + ' split)'}: {items['total']} items "
         f"({items['wrong']} wrong, {items['correct']} correct), {report['left_out']['summary']}; "
         f"{report['run_selection']['rule']}: runs {', '.join(_run_name(report, i) for i in report['runs']) or 'none'}"
     ]

@@ -106,7 +106,8 @@ def judge_version_diff_get(*, left: JudgeVersion, right: JudgeVersion) -> list[d
     rows = []
     for name in [*VERSION_FIELDS, "is_simulated"]:
         a, b = getattr(left, name), getattr(right, name)
-        rows.append({"field": name, "left": a, "right": b, "changed": a != b})
+        shown = [json.dumps(v, indent=2, sort_keys=True) if isinstance(v, dict | list | bool) else v for v in (a, b)]
+        rows.append({"field": name, "left": shown[0], "right": shown[1], "changed": a != b})
     return rows
 
 
@@ -327,3 +328,22 @@ def judge_version_form_diff_get(*, current: JudgeVersion, proposed: dict) -> dic
         )
     )
     return {"fields": fields, "prompt_diff": diff, "changed": bool(fields)}
+
+
+def judge_edit_initial(latest: JudgeVersion | None) -> dict:
+    """The edit form starts from the version in use, its prompt as it runs (the built-in one written out)."""
+    if latest is None:
+        return {}
+    initial = {f: getattr(latest, f) for f in VERSION_FIELDS}
+    if latest.backend in LLM_BACKENDS and not (latest.prompt_template or "").strip():
+        initial["prompt_template"] = instructions_for(latest, hypotheses=latest.backend == Backend.HYPOTHESIS_PROBE)
+    return initial
+
+
+def prompt_as_stored(latest: JudgeVersion | None, proposed: dict) -> dict:
+    """A prompt left as the built-in one it was shown as stays the built-in one (stored empty)."""
+    if latest is not None and not (latest.prompt_template or "").strip():
+        shown = judge_edit_initial(latest).get("prompt_template") or ""
+        if (proposed.get("prompt_template") or "").strip() == shown.strip():
+            return {**proposed, "prompt_template": ""}
+    return proposed

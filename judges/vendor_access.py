@@ -117,7 +117,10 @@ def judge_config_check(*, config: dict, previous_config: dict | None, user=None)
     problems = judge_config_problems(config)
     previous_url = (previous_config or {}).get("base_url") or ""
     if (config.get("base_url") or "") != previous_url and user is not None and not user.has_perm(SET_JUDGE_BASE_URL):
-        problems.append("only an admin can set or change a judge's base_url")
+        problems.append(
+            "only an admin can set or change a judge's base_url; to answer from the local vendor simulator, "
+            'leave base_url out and put {"simulated": true} in the config'
+        )
     if problems:
         raise ValidationError({"config": problems})
 

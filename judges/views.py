@@ -21,7 +21,7 @@ from config.roles import (
 from judges import selectors, services
 from judges.forms import JudgeCloneForm, JudgeCreateForm, JudgeVersionForm, RunResumeForm, RunStartForm
 from judges.models import CalibrationRun, Judge, JudgeVersion, Verdict
-from judges.services import VERSION_FIELDS
+from judges.run_estimate import run_start_any_simulated, run_start_estimate, run_start_initial
 from labelling.models import GoldSetVersion
 
 # --- Object access: one helper per kind of object, each raising 403 or 404 -----------------
@@ -111,14 +111,14 @@ def judge_edit(request, pk):
     """Edit a judge: a first POST shows the diff against the current version, a second saves it as new."""
     judge = _get_judge_for_user(request, pk)
     latest = judge.latest_version
-    initial = {f: getattr(latest, f) for f in VERSION_FIELDS} if latest else {}
-    form = JudgeVersionForm(request.POST or None, initial=initial)
+    form = JudgeVersionForm(request.POST or None, initial=selectors.judge_edit_initial(latest))
     diff = None
     if request.method == "POST" and form.is_valid():
-        diff = selectors.judge_version_form_diff_get(current=latest, proposed=form.cleaned_data) if latest else None
+        proposed = selectors.prompt_as_stored(latest, form.cleaned_data)
+        diff = selectors.judge_version_form_diff_get(current=latest, proposed=proposed) if latest else None
         if request.POST.get("confirm") == "save" or latest is None:
             try:
-                version = services.judge_version_create(judge=judge, user=request.user, **form.cleaned_data)
+                version = services.judge_version_create(judge=judge, user=request.user, **proposed)
             except ValidationError as exc:
                 _form_errors_from(form, exc)
             else:
@@ -186,8 +186,8 @@ def verdict_detail(request, pk):
     context = {
         "verdict": verdict,
         "trace": trace,
-        "request_json": json.dumps(trace["request"], indent=2) if trace["request"] else "",
-        "response_json": json.dumps(trace["response"], indent=2) if trace["response"] else "",
+        "request_json": json.dumps(trace["request"], indent=2, ensure_ascii=False) if trace["request"] else "",
+        "response_json": json.dumps(trace["response"], indent=2, ensure_ascii=False) if trace["response"] else "",
     }
     return render(request, "judges/judge_verdict.html", context)
 
@@ -195,8 +195,7 @@ def verdict_detail(request, pk):
 @permission_required(START_RUN)
 def run_start(request):
     """Start a calibration run: judge versions x gold-set version x repeats."""
-    wanted = request.GET.get("gold_set_version", "")
-    form = RunStartForm(request.POST or None, initial={"gold_set_version": int(wanted) if wanted.isdigit() else None})
+    form = RunStartForm(request.POST or None, initial=run_start_initial(request.GET))
     if request.method == "POST" and form.is_valid():
         try:
             run = services.calibration_run_start(**form.cleaned_data, user=request.user)
@@ -204,7 +203,15 @@ def run_start(request):
             _form_errors_from(form, exc)
         else:
             return redirect("judges:run_detail", pk=run.pk)
-    return render(request, "judges/run_start.html", {"form": form})
+    context = {"form": form, "estimate": run_start_estimate(form), "any_simulated": run_start_any_simulated(form)}
+    return render(request, "judges/run_start.html", context)
+
+
+@permission_required(START_RUN)
+def run_estimate(request):
+    """The estimate of calls, cost and time for the run form's current choices (htmx, on change)."""
+    form = RunStartForm(request.GET)
+    return render(request, "judges/run_start.html#estimate", {"estimate": run_start_estimate(form)})
 
 
 @permission_required(VIEW_RUNS)

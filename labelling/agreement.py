@@ -27,15 +27,24 @@ def cohen_kappa(ratings_a: Sequence, ratings_b: Sequence, categories: Sequence |
 
 def cohen_kappa_from_confusion(confusion: np.ndarray) -> float:
     """Return Cohen's kappa from a square confusion matrix (rows rater A, columns rater B)."""
-    confusion = np.asarray(confusion, dtype=float)
-    n = confusion.sum()
-    if n == 0:
-        return float("nan")
-    observed = np.trace(confusion) / n
-    expected = float(confusion.sum(axis=1) @ confusion.sum(axis=0)) / n**2
-    if np.isclose(expected, 1.0):
-        return float("nan")
-    return float((observed - expected) / (1 - expected))
+    return float(cohen_kappas_from_confusions(np.asarray(confusion, dtype=float)[np.newaxis])[0])
+
+
+def cohen_kappas_from_confusions(confusions: np.ndarray) -> np.ndarray:
+    """Return Cohen's kappa of each of a stack of square confusion matrices (NaN where undefined).
+
+    The one definition: `cohen_kappa_from_confusion` is this on a stack of one (a bootstrap
+    computes thousands of tables at once).
+    """
+    confusions = np.asarray(confusions, dtype=float)
+    n = confusions.sum(axis=(-2, -1))
+    safe = np.where(n == 0, 1.0, n)
+    observed = np.trace(confusions, axis1=-2, axis2=-1) / safe
+    expected = np.einsum("...i,...i->...", confusions.sum(axis=-1), confusions.sum(axis=-2)) / safe**2
+    undefined = (n == 0) | np.isclose(expected, 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kappas = (observed - expected) / (1 - expected)
+    return np.where(undefined, np.nan, kappas)
 
 
 def fleiss_kappa(counts: np.ndarray) -> float:

@@ -85,7 +85,7 @@ def disagreements_export(request, name, fmt):
 def version_items_export(request, name, number, fmt):
     """Download the (filtered) items of a version with every label: JSON nested, CSV a row per label."""
     version = frozen_version(name, number)
-    form = BrowseForm(request.GET or None)
+    form = BrowseForm(request.GET or None, labellers=selectors.version_labeller_names(version=version))
     filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
     shown = selectors.version_item_list(version=version, filters=filters).values_list("query_id", flat=True)
     label_reveals_record(user=request.user, query_ids=shown, shown_on="items_export")

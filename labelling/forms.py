@@ -132,6 +132,13 @@ class BrowseForm(forms.Form):
     meta_key = forms.CharField(required=False, max_length=100, label="Metadata key")
     meta_value = forms.CharField(required=False, max_length=200, label="has the value")
 
+    def __init__(self, *args, labellers=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        # A choice of who labelled this version, not free text that silently matches nothing.
+        self.fields["labeller"] = forms.ChoiceField(
+            choices=[("", "anyone"), *((name, name) for name in labellers)], required=False
+        )
+
 
 class InvariantsForm(forms.Form):
     """An item's answer-free invariants as JSON (labelling/invariants.py), each bad field named."""

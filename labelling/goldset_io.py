@@ -24,6 +24,7 @@ from labelling.goldset_records import FIELDS, GoldImportError, csv_records, dete
 from labelling.goldset_writer import BatchWriter, ImportSummary, row_check_in_batch
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Label, LabelDecision, ResolutionPolicy
 from labelling.services import goldset_get_or_create, goldset_publish
+from labelling.splits import split_parts_get
 from labelling.taxonomy import (
     goldset_classes_create,
     goldset_taxonomy,
@@ -33,7 +34,8 @@ from labelling.taxonomy import (
 )
 from labelling.taxonomy_files import TaxonomyFileError, taxonomy_entries_read
 
-EXPORT_FIELDS = [*FIELDS, "metadata"]
+# `split`: the item's part of the version's dev/test split (None when the version has none).
+EXPORT_FIELDS = [*FIELDS, "metadata", "split"]
 
 BATCH_SIZE = 2000
 # Looked up by name, not imported: tasks import services, never the reverse.
@@ -188,11 +190,13 @@ def _summary_fill(summary: ImportSummary, parser: RowParser) -> None:
 
 
 def goldset_export_records(*, version: GoldSetVersion) -> Iterator[dict]:
-    """Yield a version's items as import records, in query order."""
+    """Yield a version's items as import records, in query order, each with its part of the version's split."""
+    parts = split_parts_get(version)
     rows = (
         GoldSetVersionItem.objects.filter(version=version)
         .order_by("query_id")
         .values_list(
+            "query_id",
             "query__external_id",
             "query__question",
             "query__sql",
@@ -204,7 +208,7 @@ def goldset_export_records(*, version: GoldSetVersion) -> Iterator[dict]:
         )
         .iterator(chunk_size=5000)
     )
-    for external_id, question, sql, decision, error_class, warehouse, reference_sql, metadata in rows:
+    for query_id, external_id, question, sql, decision, error_class, warehouse, reference_sql, metadata in rows:
         yield {
             "id": external_id,
             "question": question,
@@ -215,6 +219,7 @@ def goldset_export_records(*, version: GoldSetVersion) -> Iterator[dict]:
             "labeller": None,
             "reference_sql": reference_sql or None,
             "metadata": metadata or None,
+            "split": parts.get(query_id),
         }
 
 

@@ -26,6 +26,8 @@ from probes.models import Warehouse
 
 METADATA = "metadata"
 TYPED_FIELDS = ("label", "error_class")
+# The export's `split` column (labelling.goldset_io): read back without complaint, never stored.
+EXPORTED_SPLIT = "split"
 POSITIVE_MEANS = (LabelDecision.CORRECT.value, LabelDecision.WRONG.value)
 
 
@@ -237,6 +239,9 @@ class RowParser:
 
     def _field_kind(self, name: str) -> str:
         if name in FIELDS or name == METADATA:
+            return "known"
+        if name == EXPORTED_SPLIT:
+            # A split belongs to the version it was drawn on: the export says it, an import drops it.
             return "known"
         if name in self.options.metadata_columns or self.options.keep_unknown:
             return "metadata"

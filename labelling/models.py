@@ -11,6 +11,7 @@ from labelling.error_classes import (
     error_class_rule_constraint,
 )
 from labelling.immutability import FrozenItemQuerySet, FrozenVersionQuerySet, ImmutableVersionError
+from labelling.split_models import GoldSetSplit, GoldSetSplitItem  # noqa: F401 — models of this app
 from labelling.taxonomy_models import Taxonomy, TaxonomyVersion
 
 

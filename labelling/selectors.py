@@ -333,3 +333,13 @@ def version_item_record_list(*, version: GoldSetVersion, filters: BrowseFilters,
                     for adjudication in detail["adjudications"]
                 ],
             }
+
+
+def version_labeller_names(*, version) -> list[str]:
+    """Who holds a current label on an item of the version (the browse page's labeller choice)."""
+    return list(
+        Label.objects.filter(query__version_items__version=version, is_current=True, labeller__isnull=False)
+        .order_by("labeller__username")
+        .values_list("labeller__username", flat=True)
+        .distinct()
+    )

@@ -132,7 +132,8 @@ def version_browse(request, name, number):
     """
     version = frozen_version(name, number)
     sees_all = sees_every_label(request.user)
-    form = BrowseForm(request.GET or None)
+    labellers = selectors.version_labeller_names(version=version) if sees_all else []
+    form = BrowseForm(request.GET or None, labellers=labellers)
     filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
     if not sees_all:
         # Metadata is not a label: a blind labeller may filter on it too.

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -69,12 +70,21 @@ def split_checker_specs(raw_specs) -> list[str]:
     return specs
 
 
+# One judge reference of a checker spec: a judge's name or slug, optionally ":N" (a version).
+CHECKER_REF = re.compile(r"[\w.-]+(:v?\d+)?")
+
+
 def checker_inputs_measure(*, data: CalibrationData, spec: str) -> CheckerInputs:
     """Return a judge's or an ensemble's measured rates, cost per check and latency samples."""
     members_part, _, rule = spec.partition("@")
     refs = [ref.strip() for ref in members_part.split("+") if ref.strip()]
     if not refs:
         raise ValueError(f"empty checker {spec!r}")
+    if not all(CHECKER_REF.fullmatch(ref) for ref in refs):
+        raise ValueError(
+            f'{spec.strip()!r} is not a checker: name a judge ("name" or "name:2") or join judges with + '
+            'and add an optional rule, e.g. "a+b" or "a+b+c@majority"'
+        )
     columns = [data.judge_index(ref) for ref in refs]
     if len(columns) == 1 and not rule:
         entry = judge_entry(data, columns[0], 0.0)

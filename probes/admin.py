@@ -1,10 +1,8 @@
-import os
-
 from django.contrib import admin
 
 from config.roles import ALLOW_RESULT_EGRESS
 from probes.models import Catalogue, ProbeRun, Warehouse
-from probes.warehouses import WarehousesFileInvalid, WarehouseUnavailable, dsn_env_var, warehouse_dsn
+from probes.warehouse_setup import dsn_source
 
 
 @admin.register(Warehouse)
@@ -28,17 +26,7 @@ class WarehouseAdmin(admin.ModelAdmin):
     @admin.display(description="DSN source")
     def dsn_source(self, obj):
         """Say where the DSN would come from, never what it is."""
-        if obj is None or not obj.name:
-            return "set WAREHOUSE_<NAME>_URL or add the name to the warehouses file"
-        if os.environ.get(dsn_env_var(obj.name)):
-            return f"environment ({dsn_env_var(obj.name)})"
-        try:
-            warehouse_dsn(obj)
-        except WarehousesFileInvalid as exc:
-            return f"unreadable warehouses file: {exc}"
-        except WarehouseUnavailable:
-            return f"missing: set {dsn_env_var(obj.name)} or add {obj.name!r} to the warehouses file"
-        return "warehouses file"
+        return dsn_source(obj)
 
 
 @admin.register(Catalogue)

@@ -86,6 +86,20 @@ FUNCTION_FAMILIES: dict[str, dict[str, str]] = {
         "json_array": "json_extract json_unquote json_length json_type json_valid json_object json_array "
         "json_contains json_keys",
     },
+    "duckdb": {
+        "aggregate": _COMMON_AGGREGATES + " string_agg list array_agg median mode quantile_cont quantile_disc "
+        "stddev stddev_pop stddev_samp variance var_pop var_samp bool_and bool_or count_if arg_max arg_min "
+        "approx_count_distinct",
+        "window": _COMMON_WINDOWS,
+        "arithmetic": _COMMON_MATH + " log2 greatest least",
+        "string": _COMMON_STRING + " left right lpad rpad split_part strpos position regexp_matches regexp_replace "
+        "regexp_extract starts_with ends_with contains reverse repeat initcap",
+        "datetime": "current_date current_timestamp date_trunc date_part date_diff date_add datediff extract "
+        "strftime strptime make_date year month day dayofweek last_day epoch to_timestamp now",
+        "conditional": _COMMON_CONDITIONAL + " greatest least ifnull if",
+        "cast": "cast try_cast typeof",
+        "json_array": "list_value len array_length unnest json_extract json_extract_string",
+    },
 }
 # A warehouse known only from a catalogue file runs nothing, so its list only has to admit what
 # analysts write there: the common families and the usual spellings of each warehouse.

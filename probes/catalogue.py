@@ -17,7 +17,8 @@ from django.db import transaction
 from psycopg import sql as pgsql
 
 from probes.catalogue_samples import snapshot_add_samples
-from probes.models import Catalogue, Dialect, Warehouse
+from probes.duckdb_warehouse import introspect_duckdb
+from probes.models import REFRESH_STEPS, Catalogue, Dialect, Warehouse
 from probes.mysql_catalogue import introspect_mysql
 from probes.role_check import RoleCheck, UnsafeWarehouseRole, not_applicable
 from probes.warehouses import (
@@ -202,6 +203,8 @@ def introspect(warehouse: Warehouse) -> dict:
     dsn = warehouse_dsn(warehouse)
     if warehouse.dialect == Dialect.POSTGRES:
         return introspect_postgres(dsn)
+    if warehouse.dialect == Dialect.DUCKDB:
+        return introspect_duckdb(dsn)
     if warehouse.dialect == Dialect.MYSQL:
         snapshot = introspect_mysql(dsn)
         return {**snapshot, "tables": within_grant(snapshot["tables"])}
@@ -215,21 +218,27 @@ def warehouse_role_check(warehouse: Warehouse) -> dict:
     return login_role_check(warehouse.dialect, warehouse_dsn(warehouse)).as_dict()
 
 
-def catalogue_refresh(*, warehouse: Warehouse) -> Catalogue:
+def catalogue_refresh(*, warehouse: Warehouse, progress=None) -> Catalogue:
     """Introspect the warehouse and check its login role; store both on a catalogue version.
 
     An unchanged schema keeps its version (with the new role check). A login role that can
     do more than read is stored as such — the warehouse then runs nothing from a model and
     its page says why — and raises UnsafeWarehouseRole naming each finding, unless
-    `WAREHOUSE_ALLOW_UNSAFE_ROLE` is set.
+    `WAREHOUSE_ALLOW_UNSAFE_ROLE` is set. `progress(step)`, if given, is told each step as it starts
+    (the browser's "Refresh catalogue", `probes/catalogue_jobs.py`).
     """
     if not warehouse.has_connection:
         raise WarehouseUnavailable(
             f"catalogue from file, no connection: warehouse {warehouse.name!r} is refreshed by import_catalogue"
         )
+    progress = progress or (lambda step: None)
+    progress(REFRESH_STEPS[0])
     snapshot = introspect(warehouse)
+    progress(REFRESH_STEPS[1])
     snapshot = snapshot_add_samples(warehouse=warehouse, snapshot=snapshot)  # for the judges' schema slice
+    progress(REFRESH_STEPS[2])
     role_check = warehouse_role_check(warehouse)
+    progress(REFRESH_STEPS[3])
     catalogue = _store_catalogue(warehouse, snapshot, role_check)
     if role_check.get("applicable") and not role_check.get("safe") and not settings.WAREHOUSE_ALLOW_UNSAFE_ROLE:
         raise UnsafeWarehouseRole(RoleCheck(**{k: role_check[k] for k in ("login_role", "findings", "checked_at")}))

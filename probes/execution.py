@@ -16,6 +16,7 @@ import psycopg
 import pymysql
 from django.conf import settings
 
+from probes.duckdb_runner import duckdb_run
 from probes.guard import guard_sql
 from probes.models import Catalogue, Dialect, Warehouse
 from probes.mysql_runner import mysql_run
@@ -141,6 +142,8 @@ def execute_on_dsn(
             return mysql_run(dsn, sql, row_cap, timeout_s, expected_role=expected_role, cap_cells=cap_cells)
         if dialect == Dialect.SQLITE:
             return sqlite_run(dsn, sql, row_cap, timeout_s)
+        if dialect == Dialect.DUCKDB:
+            return duckdb_run(dsn, sql, row_cap, timeout_s, cap_cells=cap_cells)
         return ExecutionResult(
             True, error=f"transport: Docket runs nothing on a {dialect} warehouse yet", error_code="transport"
         )

@@ -30,7 +30,7 @@ from probes.hypotheses import JoinFanoutHypothesis
 
 # The clauses a probe may have; any other (GROUP BY, LIMIT, DISTINCT, ...) changes what it counts.
 PROBE_CLAUSES = {"expressions", "from_", "joins", "where", "with_"}
-PSEUDO_KEYS = {"postgres": "ctid", "sqlite": "rowid"}
+PSEUDO_KEYS = {"postgres": "ctid", "sqlite": "rowid", "duckdb": "rowid"}
 
 
 @dataclass(frozen=True)

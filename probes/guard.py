@@ -29,6 +29,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError
 
 from probes.allowlist import sqlglot_dialect
+from probes.guard_duckdb import duckdb_text_refusal
 from probes.guard_limits import GuardLimits, current_limits
 from probes.guard_mysql import mysql_text_refusal
 from probes.guard_text import text_refusal
@@ -36,6 +37,14 @@ from probes.guard_tree import GuardResult, guard_tree
 
 # sqlglot logs a warning when it falls back to an opaque Command; the guard refuses those.
 logging.getLogger("sqlglot").setLevel(logging.ERROR)
+
+
+def _no_refusal(sql: str) -> None:
+    return None
+
+
+# A dialect's own refusals before parsing (issue 34): what its server and sqlglot read differently.
+DIALECT_TEXT_REFUSALS = {"mysql": mysql_text_refusal, "duckdb": duckdb_text_refusal}
 
 
 def parse_error_message(error: ParseError) -> str:
@@ -88,7 +97,7 @@ def parse_sql(sql: str, dialect: str) -> ParsedSQL:
 def _parse_cached(sql: str, dialect: str, limits: GuardLimits) -> ParsedSQL:
     if not sql.strip():
         return ParsedSQL(dialect, (), GuardResult(False, "empty SQL text", "syntax"), "syntax", "empty SQL text")
-    refusal = text_refusal(sql, limits) or (mysql_text_refusal(sql) if dialect == "mysql" else None)
+    refusal = text_refusal(sql, limits) or DIALECT_TEXT_REFUSALS.get(dialect, _no_refusal)(sql)
     if refusal:
         return ParsedSQL(dialect, (), GuardResult(False, refusal, "text"), "text")
     try:

@@ -17,11 +17,19 @@ from sqlglot import exp
 
 from probes.allowlist import DIALECTS as ALLOWLIST_DIALECTS
 from probes.allowlist import allowed_functions, sqlglot_dialect
+from probes.guard_duckdb import duckdb_table_refusal
 from probes.guard_growth import Lengths, growth_refusal
 from probes.guard_limits import GuardLimits, current_limits
 from probes.guard_mysql import mysql_schema_refusal
 from probes.guard_recursive import recursive_refusal
 from probes.guard_visibility import cast_refusal, catalogue_refusal, column_refusal, cte_names
+
+# A dialect's own refusals of a table (issue 34): MySQL's system schemas, DuckDB's file scans.
+DIALECT_TABLE_REFUSALS = {"mysql": mysql_schema_refusal, "duckdb": duckdb_table_refusal}
+
+
+def _no_table_refusal(node) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -232,7 +240,7 @@ def guard_tree(
             function = f"{node.this.sql()}.{node.expression.name.lower()}()"
             reason, kind = f"schema-qualified function {function} is not allowed", "function"
         elif isinstance(node, exp.Table):
-            reason = catalogue_refusal(node) or (mysql_schema_refusal(node) if dialect == "mysql" else None)
+            reason = catalogue_refusal(node) or DIALECT_TABLE_REFUSALS.get(dialect, _no_table_refusal)(node)
             kind = "catalogue"
         elif isinstance(node, exp.Column):
             reason, kind = column_refusal(node, dialect, ctes_named), "catalogue"

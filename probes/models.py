@@ -4,6 +4,7 @@
 about queries, labels, judges or triage.
 """
 
+from django.conf import settings
 from django.db import models
 
 from probes.outcome import Outcome, OutcomeKind
@@ -140,3 +141,48 @@ class ProbeRun(models.Model):
     def rejects(self) -> bool:
         """Only a confirmed probe argues against the SQL; refused and error fail open."""
         return self.check_outcome.kind is OutcomeKind.FAILED
+
+
+# The steps of a catalogue refresh (`probes/catalogue.py`), in order, as the browser shows them.
+REFRESH_STEPS = ("reading tables and columns", "sampling column values", "checking the login role", "storing")
+
+
+class RefreshStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class CatalogueRefresh(models.Model):
+    """One "Refresh catalogue" asked for in the browser: its task's progress, step by step."""
+
+    warehouse = models.ForeignKey(Warehouse, on_delete=models.CASCADE, related_name="catalogue_refreshes")
+    status = models.CharField(max_length=16, choices=RefreshStatus.choices, default=RefreshStatus.QUEUED)
+    step = models.CharField(max_length=100, blank=True)  # what the task is doing now, in words
+    steps_done = models.PositiveSmallIntegerField(default=0)
+    message = models.TextField(blank=True)  # the outcome: the version stored, or why it failed
+    catalogue = models.ForeignKey(Catalogue, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return f"{self.warehouse} catalogue refresh: {self.status}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (RefreshStatus.DONE, RefreshStatus.FAILED)
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.steps_done / len(REFRESH_STEPS))
+
+    @property
+    def steps_total(self) -> int:
+        return len(REFRESH_STEPS)

@@ -67,7 +67,8 @@ def _explain_finding(result) -> Finding:
 def check_plan(sql: str, tree: exp.Expression, warehouse: Warehouse, rules: dict, findings: list[Finding]) -> None:
     dialect = warehouse.dialect
     body = sql.strip().rstrip(";")
-    prefix = {"postgres": "EXPLAIN (FORMAT JSON) ", "mysql": "EXPLAIN FORMAT=JSON "}.get(dialect, "EXPLAIN QUERY PLAN ")
+    prefixes = {"postgres": "EXPLAIN (FORMAT JSON) ", "mysql": "EXPLAIN FORMAT=JSON ", "duckdb": "EXPLAIN "}
+    prefix = prefixes.get(dialect, "EXPLAIN QUERY PLAN ")
     result = execute_guarded(
         warehouse=warehouse, sql=prefix + body, row_cap=10_000, timeout_s=settings.WAREHOUSE_STATEMENT_TIMEOUT_S
     )

@@ -69,6 +69,11 @@ def _dsn_from_file(name: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def dsn_in_environment(name: str) -> bool:
+    """Say whether the warehouse's DSN is set in the environment (it wins over the file)."""
+    return bool(os.environ.get(dsn_env_var(name)))
+
+
 def warehouse_dsn(warehouse: Warehouse | str) -> str:
     """Return the warehouse's DSN from the environment, else the secrets file."""
     name = warehouse if isinstance(warehouse, str) else warehouse.name

@@ -7,9 +7,10 @@ from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
 
 from config.admin_readonly import ReadOnlyAdmin
-from triage import otlp_admin  # noqa: F401 — registers the OTLP mapping and counters
+from triage import alert_admin, otlp_admin  # noqa: F401 — register the alert and OTLP models
+from triage.api_try import try_query_warehouses
 from triage.forms import ApiTokenForm, TriagePolicyForm
-from triage.models import Alert, ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
+from triage.models import ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
 from triage.policy import POLICY_FIELDS, policy_publish
 from triage.tokens import api_token_issue, api_token_revoke
 
@@ -54,6 +55,8 @@ class ApiTokenAdmin(admin.ModelAdmin):
             "token": token,
             "plaintext": plaintext,
             "changelist_url": reverse("admin:triage_apitoken_changelist"),
+            "ingest_url": request.build_absolute_uri(reverse("triage_api:query-ingest")),
+            **try_query_warehouses(),
         }
         response = TemplateResponse(request, "admin/triage/apitoken/issued.html", context)
         add_never_cache_headers(response)
@@ -89,7 +92,14 @@ class TriagePolicyAdmin(admin.ModelAdmin):
         # Point the admin's redirect and log entry at the new version.
         form.instance.pk = policy.pk
         form.instance.version = policy.version
-        messages.info(request, f"Published {policy}.")
+        request.published_policy = policy
+
+    def message_user(self, request, message, level=messages.INFO, *args, **kwargs):
+        """After a save, one message naming the version published (not Django's "changed" as well)."""
+        policy = getattr(request, "published_policy", None)
+        if policy is not None and level == messages.SUCCESS:
+            message = f"Published {policy}: it is in force for every live query from now on."
+        super().message_user(request, message, level, *args, **kwargs)
 
 
 @admin.register(TriageItem)
@@ -122,14 +132,3 @@ class LiveQueryAdmin(admin.ModelAdmin):
 
 admin.site.register(ResolutionEvent, ReadOnlyAdmin)
 admin.site.register(EstimateSnapshot, ReadOnlyAdmin)
-
-
-@admin.register(Alert)
-class AlertAdmin(admin.ModelAdmin):
-    """Alerts are raised by the monitor; the admin may acknowledge one, not invent or erase it."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from judges.models import Verdict
 from probes.selectors import warehouse_map_by_name
+from triage.api_try import try_query_warehouses
 from triage.attempts import AttemptListField, request_attempts_store
 from triage.ingest import live_queries_ingest
 from triage.models import ApiToken, LiveQuery
@@ -285,13 +286,15 @@ class QueryIngestView(APIView):
             return Response({"detail": "Validation failed; nothing was stored.", "errors": body}, status=400)
         ingested = live_queries_ingest(rows=clean, token=request.auth, warehouses=warehouses)
         request_attempts_store(rows=clean, ingested=ingested)
+        # One URL built per post, not per query: a status URL is the collection's plus "/<id>".
+        status_base = request.build_absolute_uri(reverse("triage_api:query-ingest"))
         accepted = [
             {
                 "id": entry.live.pk,
-                "external_id": entry.live.query.external_id,
+                "external_id": entry.live.external_id,
                 "status": entry.live.status,
                 "created": entry.created,
-                "status_url": request.build_absolute_uri(reverse("triage_api:query-status", args=[entry.live.pk])),
+                "status_url": f"{status_base}/{entry.live.pk}",
             }
             for entry in ingested
         ]
@@ -381,4 +384,10 @@ def api_docs(request):
         for path, methods in schema.get("paths", {}).items()
         for method, op in methods.items()
     ]
-    return render(request, "triage/api_docs.html", {"schema": schema, "operations": operations})
+    context = {
+        "schema": schema,
+        "operations": operations,
+        "ingest_url": request.build_absolute_uri(reverse("triage_api:query-ingest")),
+        **(try_query_warehouses() if request.user.is_authenticated else {}),
+    }
+    return render(request, "triage/api_docs.html", context)

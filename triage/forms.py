@@ -78,6 +78,12 @@ class TriagePolicyForm(forms.ModelForm):
     class Meta:
         model = TriagePolicy
         fields = ["judge_versions", *POLICY_FIELDS, "note"]
+        help_texts = {"note": "Why this version: saving publishes a new one, so this starts empty."}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and not self.is_bound:
+            self.initial["note"] = ""  # the note is the new version's own, never the previous one's
 
     def clean(self):
         data = super().clean()

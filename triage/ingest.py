@@ -11,12 +11,13 @@ import random
 import time
 from dataclasses import dataclass
 
-from django.db import IntegrityError, OperationalError, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from labelling.models import QuerySource
 from labelling.services import queries_create
 from probes.models import Warehouse
+from triage import ingest_sql
 from triage.models import ApiToken, LiveQuery
 from triage.publishing import live_queries_publish_soon
 
@@ -77,9 +78,14 @@ def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) 
     unique constraint on (client, external id), not this function, guarantees no duplicate.
     """
     try:
-        with transaction.atomic():
-            lives = _insert_new(rows, token, warehouses)
+        if ingest_sql.usable() and not connection.in_atomic_block:
+            # One statement, its own transaction: on_commit below runs at once, after it.
+            lives = ingest_sql.live_rows_insert(rows=rows, warehouses=warehouses, token=token, now=timezone.now())
             transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids=ids))
+        else:
+            with transaction.atomic():
+                lives = _insert_new(rows, token, warehouses)
+                transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids=ids))
     except IntegrityError:
         return None
     return {live.external_id: live for live in lives}

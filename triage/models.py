@@ -15,6 +15,7 @@ from django.utils import timezone
 from judges.metrics import k_of_n_problem
 
 # Defined beside their code; imported here so Django loads them as the triage app's models.
+from triage.alert_models import Alert, AlertDelivery, AlertRecipient, Webhook  # noqa: F401
 from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping  # noqa: F401
 from triage.token_models import TOKEN_SCOPES, ApiToken, validate_scopes  # noqa: F401
 
@@ -24,6 +25,12 @@ class FlagRule(models.TextChoices):
     MAJORITY = "majority", "A majority of answering judges reject"
     K_OF_N = "k_of_n", "At least k judges reject"
     VERIFIER_ONLY = "verifier_only", "Only the deterministic verifier flags"
+
+
+class AuditScope(models.TextChoices):
+    ACCEPTED = "accepted", "Accepted queries only"
+    # A uniform sample of every live query, flagged or not: what prediction-powered inference needs.
+    ALL = "all", "All live queries"
 
 
 class TriagePolicy(models.Model):
@@ -37,7 +44,17 @@ class TriagePolicy(models.Model):
     flag_on_verifier_failure = models.BooleanField(default=True)
     run_fanout_detector = models.BooleanField(default=True)
     audit_share = models.FloatField(default=0.05, help_text="Share of unflagged queries sent to labelling.")
+    audit_scope = models.CharField(
+        max_length=8,
+        choices=AuditScope.choices,
+        default=AuditScope.ACCEPTED,
+        help_text="Draw the audit sample from accepted queries only, or uniformly from all live queries.",
+    )
     sla_minutes = models.PositiveIntegerField(default=240)
+    # The queue-age alert: raised when the oldest open item has waited longer than this.
+    queue_alert_minutes = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Alert when the queue's oldest open item is older than this (empty: no alert)."
+    )
     claim_timeout_minutes = models.PositiveIntegerField(default=15)
     note = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
@@ -241,31 +258,6 @@ class ResolutionEvent(models.Model):
 
     def __str__(self):
         return f"{self.action} {self.item_id} {self.resolution}"
-
-
-class Alert(models.Model):
-    """Something a person should look at: a judge's rate drifted or its model changed."""
-
-    class Kind(models.TextChoices):
-        CATCH_DRIFT = "catch_drift", "Catch rate left its calibration interval"
-        FALSE_REJECT_DRIFT = "false_reject_drift", "False-reject rate left its calibration interval"
-        MODEL_CHANGED = "model_changed", "Vendor-reported model id changed"
-
-    kind = models.CharField(max_length=32, choices=Kind.choices)
-    judge_version = models.ForeignKey("judges.JudgeVersion", null=True, blank=True, on_delete=models.CASCADE)
-    message = models.TextField()
-    details = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    acknowledged_at = models.DateTimeField(null=True, blank=True)
-    acknowledged_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self):
-        return self.message
 
 
 class EstimateSnapshotManager(models.Manager):

@@ -11,16 +11,11 @@ live queries weighted by 1 / P(labelled), with the same Wilson interval (on the
 effective n), so the drift monitor compares like with like.
 """
 
-import json
-import logging
-import urllib.request
 from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-from django.conf import settings
 from django.db.models import Count, Max
-from django.utils import timezone
 
 from judges import metrics
 from judges.calibration_data import load_calibration
@@ -29,11 +24,10 @@ from judges.report import judge_entry
 from judges.run_selection import judge_calibration_runs_get
 from labelling.models import Label
 from triage import estimates
+from triage.alerts import alert_raise, alerts_resolve
+from triage.live_error_rate import live_error_rate_build
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
 from triage.policy import policy_current
-
-logger = logging.getLogger("triage.monitoring")
-
 
 CALIBRATION_RULE = (
     "Calibrated rates are each judge's figures in the judges report on the gold-set version of its latest "
@@ -164,22 +158,14 @@ def live_sample_load(*, judge_version, since) -> LiveSample:
     )
 
 
-def alert_send(*, kind: str, judge_version, message: str, details: dict) -> Alert | None:
-    """Raise an alert once: banner (a row), a log line, and the webhook if one is configured."""
-    open_same = Alert.objects.filter(kind=kind, judge_version=judge_version, acknowledged_at__isnull=True)
-    if open_same.exists():
+def drift_alert(*, kind: str, judge_version, message: str, details: dict, found: bool, cause: str = ""):
+    """Raise a judge's alert of this kind when `found`, else resolve it (the drift went away)."""
+    prefix = f"{kind}:judge_version:{judge_version.pk}"
+    cause_key = f"{prefix}:{cause}" if cause else prefix
+    alerts_resolve(cause_prefix=prefix, keep={cause_key} if found else set())
+    if not found:
         return None
-    alert = Alert.objects.create(kind=kind, judge_version=judge_version, message=message, details=details)
-    logger.warning("triage alert %s for %s: %s", kind, judge_version, message)
-    url = getattr(settings, "TRIAGE_ALERT_WEBHOOK_URL", "")
-    if url:
-        body = json.dumps({"kind": kind, "judge": str(judge_version), "message": message, "details": details})
-        request = urllib.request.Request(url, data=body.encode(), headers={"Content-Type": "application/json"})
-        try:
-            urllib.request.urlopen(request, timeout=5).close()  # noqa: S310 - URL from the operator's environment
-        except OSError:
-            logger.exception("triage: alert webhook failed; the alert is still on the dashboard")
-    return alert
+    return alert_raise(kind=kind, cause_key=cause_key, judge_version=judge_version, message=message, details=details)
 
 
 def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Alert]]:
@@ -224,24 +210,36 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
         ]
         for kind, name, calibrated, live, effective_n in checks:
             drift = estimates.detect_drift(calibration=calibrated, live=live, effective_n=effective_n)
-            if drift.drifted:
-                alert = alert_send(
+            alerts.append(
+                drift_alert(
                     kind=kind,
                     judge_version=judge_version,
                     message=f"{judge_version} {name}: {drift.reason}",
-                    details={},
-                )
-                alerts.append(alert)
-        changed = sorted(m for m in sample.models if calibration.model and m != calibration.model)
-        if changed:
-            alerts.append(
-                alert_send(
-                    kind=Alert.Kind.MODEL_CHANGED,
-                    judge_version=judge_version,
-                    message=f"{judge_version} calibrated on {calibration.model!r} now reports {', '.join(changed)}",
-                    details={"calibrated": calibration.model, "live": changed},
+                    details={"calibration_runs": calibration.runs},
+                    found=drift.drifted,
                 )
             )
+        changed = sorted(m for m in sample.models if calibration.model and m != calibration.model)
+        alerts.append(
+            drift_alert(
+                kind=Alert.Kind.MODEL_CHANGED,
+                judge_version=judge_version,
+                message=f"{judge_version} calibrated on {calibration.model!r} now reports {', '.join(changed)}",
+                details={"calibrated": calibration.model, "live": changed},
+                found=bool(changed),
+                cause=",".join(changed),
+            )
+        )
+    # The live error rate three ways (triage.live_error_rate), stored with the snapshot.
+    live_error_rate = live_error_rate_build(
+        policy=policy,
+        since=since,
+        corrected=corrected,
+        calibration_items=(calibration.wrong + calibration.correct) if calibration else 0,
+        judged=sample.judged,
+        audit=audit,
+        sample=sample,
+    )
     snapshot = EstimateSnapshot.objects.store_for_hour(
         judge_version=judge_version,
         policy=policy,
@@ -266,22 +264,16 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
             "audit_share_labelled": sample.audit_share_labelled,
             "calibration_gold_set_version": calibration.gold_set_version if calibration else None,
             "calibration_runs": calibration.runs if calibration else [],
+            **live_error_rate,
         },
     )
     return snapshot, [a for a in alerts if a is not None]
 
 
 def live_judges_monitor() -> list[tuple[EstimateSnapshot, list[Alert]]]:
-    """Monitor every judge of the policy in force (the work of `manage.py monitor_judges`)."""
+    """Monitor every judge of the policy in force for drift (the hourly part of `monitor_judges`)."""
     policy = policy_current()
     if policy is None:
         return []
     versions = policy.judge_versions.select_related("judge").order_by("pk")
     return [judge_monitor(judge_version=version, policy=policy) for version in versions]
-
-
-def alert_acknowledge(*, alert_id: int, user) -> None:
-    """Mark an alert acknowledged (once: acknowledging it again changes nothing)."""
-    Alert.objects.filter(pk=alert_id, acknowledged_at__isnull=True).update(
-        acknowledged_at=timezone.now(), acknowledged_by=user
-    )

@@ -30,7 +30,7 @@ from probes.selectors import catalogue_get_latest
 from probes.verifier import verify
 from triage.claims import live_query_attempt_failed, live_query_claim
 from triage.decision import JudgeVote, ProbeFinding, TriageDecision, audit_draw, decide, rule_from_policy
-from triage.models import IngestStatus, LiveQuery, TriageItem, TriageProbe
+from triage.models import AuditScope, IngestStatus, LiveQuery, TriageItem, TriageProbe
 from triage.policy import policy_current
 
 logger = logging.getLogger(__name__)
@@ -286,6 +286,9 @@ def live_query_record_decision(
         live.status = IngestStatus.UNJUDGED
     else:
         live.status = IngestStatus.PASSED
+    # The audit sample: accepted queries, or (audit_scope = all) flagged ones too, drawn alike.
+    every_query = policy is not None and policy.audit_scope == AuditScope.ALL
+    if live.status == IngestStatus.PASSED or (every_query and live.status == IngestStatus.FLAGGED):
         share = policy.audit_share if policy else 0
         if live.audit_query_id is None and audit_draw(key=str(live.pk), share=share):
             query = live.query

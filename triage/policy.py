@@ -14,7 +14,9 @@ POLICY_FIELDS = (
     "flag_on_verifier_failure",
     "run_fanout_detector",
     "audit_share",
+    "audit_scope",
     "sla_minutes",
+    "queue_alert_minutes",
     "claim_timeout_minutes",
 )
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from judges.metrics import percentile
@@ -269,7 +269,9 @@ def dashboard_figures() -> dict:
         "seconds_spent_p50": percentile(spent, 50),
         "throughput": list(throughput),
         "precision": judge_live_precision(since=week),
-        "alerts": Alert.objects.filter(acknowledged_at__isnull=True).select_related("judge_version__judge")[:20],
+        "alerts": Alert.objects.filter(acknowledged_at__isnull=True, resolved_at__isnull=True).select_related(
+            "judge_version__judge"
+        )[:20],
         "estimates": EstimateSnapshot.objects.select_related("judge_version__judge")[:60],
         "calibration_rule": CALIBRATION_RULE,
         "estimate_series": estimate_series(),
@@ -284,3 +286,12 @@ def estimate_series(*, limit: int = 200) -> list[dict]:
         entry = series.setdefault(snap.judge_version_id, {"judge": str(snap.judge_version), "points": []})
         entry["points"].append(snap)
     return list(series.values())
+
+
+def alerts_unresolved() -> list:
+    """Return the open and acknowledged alerts, open ones first, newest first, with their deliveries."""
+    unresolved = Alert.objects.filter(resolved_at__isnull=True).select_related(
+        "judge_version__judge", "acknowledged_by"
+    )
+    ordered = unresolved.order_by(F("acknowledged_at").desc(nulls_first=True), "-created_at")
+    return list(ordered.prefetch_related("deliveries")[:200])

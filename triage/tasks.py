@@ -5,13 +5,15 @@ other error is a bug, and retrying would only repeat it. A retry or a redelivery
 are acknowledged late) runs a task again, and each is written for that: `process_live_query`
 re-enters its own claim or finds the query taken or done, `process_live_queries` and
 `requeue_pending` only send such tasks again, and `monitor_judges` stores one snapshot per
-judge and hour and raises an alert only when no open one of its kind exists.
+judge and hour and raises an alert only when no unresolved one of its cause exists (`check_alerts` too).
 """
 
 from celery import shared_task
 
 from config.task_retry import RETRY_ON_TRANSIENT
 from triage import pipeline
+from triage.alert_checks import minute_checks_run
+from triage.alert_tasks import deliver_alert  # noqa: F401 — registers the task with this app's tasks
 from triage.enqueue import live_queries_requeue_stale
 from triage.models import LiveQuery
 from triage.monitoring import live_judges_monitor
@@ -45,5 +47,11 @@ def requeue_pending() -> int:
 
 @shared_task(name="triage.monitor_judges", **RETRY_ON_TRANSIENT)
 def monitor_judges() -> int:
-    """Re-measure live judges against fresh labels; raise alerts; store the estimates."""
+    """Re-measure live judges against fresh labels; raise drift alerts; store the estimates."""
     return len(live_judges_monitor())
+
+
+@shared_task(name="triage.check_alerts", **RETRY_ON_TRANSIENT)
+def check_alerts() -> int:
+    """Run the every-minute alert checks (queue SLA, live failures, failed runs); return alerts raised."""
+    return len(minute_checks_run())

@@ -4,10 +4,10 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from config.roles import (
-    ACKNOWLEDGE_ALERT,
     OVERRIDE_TRIAGE,
     REQUEUE_LIVE_QUERY,
     RUN_MONITORING,
@@ -24,7 +24,7 @@ from triage import selectors
 from triage.claims import live_query_requeue
 from triage.forms import DecisionForm, ReopenForm
 from triage.models import LiveQuery, TriageItem, TriageStatus
-from triage.monitoring import alert_acknowledge, live_judges_monitor
+from triage.monitoring import live_judges_monitor
 from triage.policy import policy_current
 from triage.queue import triage_item_claim_next, triage_item_release, triage_item_reopen, triage_item_resolve
 from triage.undo import triage_item_undo_resolve, undo_deadline
@@ -118,7 +118,9 @@ def undo_offer(request) -> dict | None:
     resolved = TriageItem.objects.filter(pk=pk, status=TriageStatus.RESOLVED, resolved_by=request.user).first()
     if resolved is None:
         return None
-    return {"item": resolved, "until": undo_deadline(resolved)}
+    until = undo_deadline(resolved)
+    left = max(1, int((until - timezone.now()).total_seconds())) if until else 1
+    return {"item": resolved, "until": until, "hide_after_s": left}
 
 
 @require_POST
@@ -206,11 +208,4 @@ def monitor_now(request):
         messages.success(request, f"Estimated the live error rate for {len(snapshots)} judge(s).")
     else:
         messages.info(request, "No judge is in the triage policy in force yet: nothing to estimate.")
-    return redirect("triage:dashboard")
-
-
-@require_POST
-@permission_required(ACKNOWLEDGE_ALERT)
-def acknowledge_alert(request, pk):
-    alert_acknowledge(alert_id=pk, user=request.user)
     return redirect("triage:dashboard")

@@ -19,6 +19,7 @@ from tests.support.fixtures import ROOT, WorkerProcess, wait_for
 # One harmless task per queue: each finds nothing to do on an empty test database.
 ONE_TASK_PER_QUEUE = {
     "config.ping": {"token": "queues"},
+    "probes.refresh_catalogue": {"refresh_id": -1},
     "labelling.query_fingerprint_fill": {"gold_set_id": -1},
     "judges.requeue_stale_chunks": {},
     "triage.requeue_pending": {},
@@ -74,13 +75,15 @@ def test_every_task_is_routed_to_the_queue_of_the_app_it_belongs_to():
         assert app.tasks[name].__module__.partition(".")[0] == prefix, f"{name} is named after another app"
         assert routed_queue(name) == expected_queue(name), name
         apps_with_tasks.add(prefix)
-    assert {"labelling", "judges", "triage"} <= apps_with_tasks
+    assert {"probes", "labelling", "judges", "triage"} <= apps_with_tasks
 
 
 def test_the_queues_carry_the_test_runs_suffix_like_the_default_queue():
     suffix = f"-{settings.XDIST_WORKER}" if settings.XDIST_WORKER else ""
     assert f"celery{suffix}" == settings.CELERY_TASK_DEFAULT_QUEUE
-    assert set(settings.APP_QUEUES.values()) == {f"{name}{suffix}" for name in ("labelling", "judges", "triage")}
+    assert set(settings.APP_QUEUES.values()) == {
+        f"{name}{suffix}" for name in ("probes", "labelling", "judges", "triage")
+    }
     assert set(settings.CELERY_TASK_QUEUES) == {settings.CELERY_TASK_DEFAULT_QUEUE, *settings.APP_QUEUES.values()}
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from django.core.cache import cache
 
+from judges.examples import examples_prompt_text
 from probes.execution import run_readonly
 from probes.schema_slice import SchemaSlice, no_slice, schema_slice
 from probes.selectors import catalogue_get_latest
@@ -134,6 +135,10 @@ def prompt_build(judge_version, query, *, instructions: str) -> Prompt:
         parts.append(f"<schema>\n{schema.text}\n</schema>")
     elif schema.mode == "none":
         parts.append(f"<schema>No schema is available: {schema.reason}.</schema>")
+    examples = examples_prompt_text(judge_version)
+    if examples:
+        # The version's worked examples (gold items of a dev split) go after the instructions.
+        instructions = f"{instructions}\n\n{examples}"
     preview = None
     if judge_version.include_result_preview:
         preview = result_preview(query)

@@ -20,6 +20,14 @@ def make_gold_set(name: str, labels: list[tuple[str, str]], number: int = 1) -> 
     return version
 
 
+def make_published_gold_set(name: str, labels: list[tuple[str, str]], number: int = 1) -> GoldSetVersion:
+    """Create a gold-set version as `make_gold_set` does, then freeze it as publishing would."""
+    version = make_gold_set(name, labels, number=number)
+    GoldSetVersion.objects.filter(pk=version.pk).update(is_frozen=True)
+    version.refresh_from_db()
+    return version
+
+
 def labels(wrong: int, correct: int, error_class: str = "join_fanout") -> list[tuple[str, str]]:
     return [("wrong", error_class)] * wrong + [("correct", "")] * correct
 

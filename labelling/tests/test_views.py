@@ -230,6 +230,7 @@ def test_export_download_is_the_version_as_jsonl(client, role_users, world):
             "labeller": None,
             "reference_sql": None,
             "metadata": None,
+            "split": None,  # the version has no dev/test split
         }
     ]
     assert "attachment" in response["Content-Disposition"]

@@ -35,6 +35,7 @@ SPECIAL_CALLS = {
     "date_add": "date_add(a, INTERVAL 1 DAY)",
     "date_sub": "date_sub(a, INTERVAL 1 MONTH)",
     "convert": "CONVERT(a, CHAR)",
+    "try_cast": "TRY_CAST(a AS INTEGER)",
 }
 FAMILY_CASES = [
     (dialect, family, name)
@@ -92,6 +93,22 @@ FAMILY_QUERIES = {
     ("mysql", "conditional"): "SELECT CASE WHEN total > 100 THEN 'big' END, if(total > 0, 1, 0), "
     "ifnull(status, '?'), coalesce(status, '?'), nullif(total, 0) FROM orders",
     ("mysql", "cast"): "SELECT CAST(total AS SIGNED), CONVERT(total, CHAR) FROM orders",
+    ("duckdb", "aggregate"): "SELECT status, count(*), sum(total), median(total), string_agg(status, ','), "
+    "arg_max(order_id, total), count_if(total > 0) FROM orders GROUP BY ALL",
+    ("duckdb", "window"): "SELECT order_id, row_number() OVER w, lag(total) OVER w FROM orders "
+    "WINDOW w AS (PARTITION BY status ORDER BY order_date)",
+    (
+        "duckdb",
+        "arithmetic",
+    ): "SELECT round(total, 2), abs(total), floor(total), total % 3, greatest(total, 0) FROM orders",
+    ("duckdb", "string"): "SELECT lower(status), split_part(status, '_', 1), starts_with(status, 'p'), "
+    "regexp_replace(status, 'a', 'b'), concat(status, '!') FROM orders",
+    ("duckdb", "datetime"): "SELECT date_trunc('month', order_date), strftime(order_date, '%Y-%m'), "
+    "date_diff('day', order_date, current_date), year(order_date) FROM orders",
+    ("duckdb", "conditional"): "SELECT CASE WHEN total > 100 THEN 'big' END, coalesce(status, '?'), "
+    "ifnull(status, '?'), nullif(total, 0) FROM orders",
+    ("duckdb", "cast"): "SELECT CAST(total AS INTEGER), TRY_CAST(status AS INTEGER), total::VARCHAR FROM orders",
+    ("duckdb", "json_array"): "SELECT list_value(1, 2), len([1, 2]), json_extract_string(doc, '$.a') FROM orders",
     ("mysql", "json_array"): "SELECT json_extract(doc, '$.a'), json_length(doc), json_object('a', order_id) "
     "FROM orders",
 }

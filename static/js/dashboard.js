@@ -1,7 +1,7 @@
 // Judge comparison dashboard: click a column header to sort the judges table by it.
 document.addEventListener("click", (event) => {
   const header = event.target.closest("table.sortable th[data-sort]");
-  if (!header) return;
+  if (!header || event.target.closest("a.def-link")) return;  // a header's "?" opens its definition
   const table = header.closest("table");
   const column = Array.from(header.parentNode.children).indexOf(header);
   const numeric = header.dataset.sort === "num";
@@ -28,4 +28,12 @@ document.getElementById("version-select")?.addEventListener("change", (event) =>
   const query = new URLSearchParams(window.location.search);
   query.delete("runs");
   window.location = event.target.value + (query.toString() ? `?${query}` : "");
+});
+
+// A list a click fetched (a heatmap cell, an UpSet bar) comes into view instead of loading off-screen.
+document.addEventListener("htmx:afterSwap", (event) => {
+  const target = event.detail.target;
+  if (target && target.hasAttribute("data-scroll-into-view")) {
+    target.scrollIntoView({ block: "start" });
+  }
 });

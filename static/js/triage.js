@@ -48,3 +48,14 @@
     }
   });
 })();
+
+// The "saved" toast goes away by itself once its undo can no longer be used (at most ten
+// seconds: z still works for the whole undo window), or when dismissed.
+(() => {
+  const toast = document.getElementById("undo-toast");
+  if (!toast) return;
+  const hide = () => { toast.hidden = true; };
+  const seconds = Math.min(Number(toast.dataset.hideAfter) || 10, 10);
+  window.setTimeout(hide, seconds * 1000);
+  toast.querySelectorAll("[data-dismiss]").forEach((button) => button.addEventListener("click", hide));
+})();

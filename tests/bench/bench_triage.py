@@ -14,7 +14,10 @@ Two phases, each a load of BENCH_TRIAGE_SECONDS (default 120, the issue's 2-minu
    JSON endpoint (`/health/`: Django, one `SELECT 1`) served by the same gunicorn in the
    same run. Absolute rates moved 2.4× between runs on the same kind of machine, so the
    target is on the ratio of the two ceilings (what ingestion costs over what Django itself
-   can do on that host at that moment); the absolute rates are informational.
+   can do on that host at that moment); the absolute rates are informational. Then closed-loop
+   bursts of lists of 100 queries a post (target: 5,000 queries a second) and of the same
+   queries as OTLP/JSON exports of 100 spans to /v1/traces, with the web processes' CPU per
+   stored query on each (target: OTLP at most 2× the batched API's).
 2. Pipeline. With a Celery worker of 8 processes judging every post (verifier, two
    simulated judges at 200 ms, fan-out probes), posts arrive at BENCH_TRIAGE_PIPELINE_RATE
    (default 10/s, live traffic one worker on this machine keeps up with). Measured: the
@@ -54,7 +57,13 @@ ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 # The ingestion ceiling must be at least this share of the bare JSON endpoint's ceiling.
 CEILING_RATIO_TARGET = 0.5
+CEILING_ROUNDS = 4
 CLIENTS = 32
+# Batched posts: this many queries a post, at least this many queries a second; the same
+# queries as OTLP spans may cost at most this many times the batched API's CPU per query.
+BATCH = 100
+BATCHED_TARGET_QPS = 5000
+OTLP_CPU_RATIO_TARGET = 2.0
 
 DEMO_GOLD = ROOT / "labelling" / "data" / "demo_gold.jsonl"
 
@@ -79,7 +88,7 @@ def _rss_kb(pid: int) -> int:
 
 
 def _load(token: str, seconds: float, clients: int, rate: float, get_path: str = "") -> dict:
-    """Post single queries (or GET `get_path`) from the load-generator process; return latencies, ids, errors."""
+    """Post single queries (or GET `get_path`, or post a loadgen MODE such as `batch:100`); return its result."""
     tag = uuid.uuid4().hex[:8]
     out = subprocess.run(
         [PY, "-m", "tests.bench.loadgen", str(PORT), token, str(seconds), str(clients), str(rate), tag]
@@ -92,6 +101,28 @@ def _load(token: str, seconds: float, clients: int, rate: float, get_path: str =
         timeout=seconds + 120,
     )
     return json.loads(out.stdout)
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) a process and its children have used so far (Linux /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    total = 0
+    for p in [pid, *map(int, children)]:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def _load_measuring_cpu(token: str, seconds: float, mode: str, web: subprocess.Popen) -> tuple[dict, float]:
+    """Run a closed-loop burst in a loadgen MODE; return its result and the web processes' CPU per query (ms)."""
+    before = _cpu_s(web.pid)
+    result = _load(token, seconds, 8, 0, get_path=mode)
+    spent = _cpu_s(web.pid) - before
+    return result, spent * 1000 / result["queries"] if result["queries"] else float("nan")
 
 
 def _load_sampling_memory(token: str, seconds: float, clients: int, rate: float, pid: int) -> tuple[dict, list[int]]:
@@ -156,12 +187,43 @@ def _ingestion_phase(token: str, seconds: float, rate: float, web: subprocess.Po
     _load(token, min(10.0, seconds / 4), CLIENTS, rate)  # warm-up: imports, connections, caches
     load, memory = _load_sampling_memory(token, seconds, CLIENTS, rate, web.pid)
     burst = min(10.0, seconds / 4)
-    ceiling = _load(token, burst, 16, 0)
-    bare = _load(token, burst, 16, 0, get_path="/health/")
+    # The two ceilings in turns (API, bare, API, bare, ...): on a host whose load moves from one
+    # second to the next, back-to-back bursts measured the ratio of two different machines.
+    ceilings, bares = [], []
+    for _ in range(CEILING_ROUNDS):
+        ceilings.append(_load(token, burst / CEILING_ROUNDS, 16, 0))
+        bares.append(_load(token, burst / CEILING_ROUNDS, 16, 0, get_path="/health/"))
+    ceiling = {
+        "latencies_ms": [x for r in ceilings for x in r["latencies_ms"]],
+        "errors": sum(r["errors"] for r in ceilings),
+    }
+    bare = {"latencies_ms": [x for r in bares for x in r["latencies_ms"]], "errors": sum(r["errors"] for r in bares)}
     ceiling_rate = len(ceiling["latencies_ms"]) / burst
     bare_rate = len(bare["latencies_ms"]) / burst
     latencies = load["latencies_ms"]
+    _load(token, 2.0, 8, 0, get_path=f"batch:{BATCH}")  # warm-up of the batched and OTLP paths
+    _load(token, 2.0, 8, 0, get_path=f"otlp:{BATCH}")
+    batched, batched_cpu = _load_measuring_cpu(token, burst, f"batch:{BATCH}", web)
+    spans, spans_cpu = _load_measuring_cpu(token, burst, f"otlp:{BATCH}", web)
     return [
+        {
+            "name": "triage_api_batched_queries_per_second",
+            "value": batched["queries"] / burst,
+            "unit": "q/s",
+            "target_op": ">=",
+            "target": BATCHED_TARGET_QPS,
+        },
+        {
+            "name": "triage_otlp_vs_batched_api_cpu_per_query_ratio",
+            "value": spans_cpu / batched_cpu if batched_cpu else float("nan"),
+            "unit": "ratio",
+            "target_op": "<=",
+            "target": OTLP_CPU_RATIO_TARGET,
+        },
+        # Informational: the web processes' CPU per stored query on each path.
+        {"name": "triage_api_batched_cpu_ms_per_query", "value": batched_cpu, "unit": "ms"},
+        {"name": "triage_otlp_cpu_ms_per_query", "value": spans_cpu, "unit": "ms"},
+        {"name": "triage_otlp_queries_per_second", "value": spans["queries"] / burst, "unit": "q/s"},
         {
             "name": "triage_api_ceiling_vs_bare_json_ratio",
             "value": ceiling_rate / bare_rate if bare_rate else 0.0,
@@ -190,7 +252,7 @@ def _ingestion_phase(token: str, seconds: float, rate: float, web: subprocess.Po
         },
         {
             "name": "triage_api_errors",
-            "value": load["errors"] + ceiling["errors"] + bare["errors"],
+            "value": load["errors"] + ceiling["errors"] + bare["errors"] + batched["errors"] + spans["errors"],
             "unit": "requests",
             "target_op": "<=",
             "target": 0,

@@ -12,15 +12,20 @@ bursts of CLIENTS; a post sent late (its connection was still waiting for an ans
 timed from when it was due, so a slow server shows its queue in the latencies instead of
 hiding it (coordinated omission).
 
-Usage: python -m tests.bench.loadgen PORT TOKEN SECONDS CLIENTS RATE TAG QUERIES_JSONL WAREHOUSE [GET_PATH]
+Usage: python -m tests.bench.loadgen PORT TOKEN SECONDS CLIENTS RATE TAG QUERIES_JSONL WAREHOUSE [GET_PATH|MODE]
 RATE is the total posts per second to aim for (0 = as fast as the server answers);
 QUERIES_JSONL is a gold-set file whose SQL is posted in turn (labelling/data/demo_gold.jsonl).
-With GET_PATH it GETs that path instead (a 200 counts), the baseline of what the same
-server answers for a bare JSON endpoint.
-Prints one JSON line: {"latencies_ms": [...], "errors": N, "ids": [...], "posted_at": [...]}.
+With GET_PATH (it starts with "/") it GETs that path instead (a 200 counts), the baseline of
+what the same server answers for a bare JSON endpoint. MODE `batch:N` posts lists of N
+queries to the same API; `otlp:N` posts the same queries as N spans an export to /v1/traces
+(OTLP/JSON, one root span per query carrying `db.query.text`, `db.namespace` and
+`docket.question`).
+Prints one JSON line: {"latencies_ms": [...], "errors": N, "ids": [...], "posted_at": [...],
+"queries": N} (ids only for single posts; `queries` counts the queries every answered post carried).
 """
 
 import asyncio
+import hashlib
 import json
 import sys
 import time
@@ -61,6 +66,63 @@ def request_bytes(token: str, external_id: str, query: dict, warehouse: str) -> 
     return head.encode() + body
 
 
+def batch_request_bytes(token: str, tag: str, queries: list[dict], warehouse: str) -> bytes:
+    body = json.dumps(
+        [
+            {
+                "external_id": f"{tag}-{k}",
+                "question": query["question"],
+                "sql": query["sql"],
+                "warehouse": warehouse,
+                "metadata": {"generator": "bench"},
+            }
+            for k, query in enumerate(queries)
+        ]
+    ).encode()
+    return _post(token, "/api/v1/queries", body)
+
+
+def otlp_request_bytes(token: str, tag: str, queries: list[dict], warehouse: str) -> bytes:
+    """An OTLP/JSON export of one root span per query (ids from the tag, so every export is new)."""
+    trace = hashlib.sha256(tag.encode()).hexdigest()[:32]
+    now = time.time_ns()
+    spans = [
+        {
+            "traceId": trace,
+            "spanId": hashlib.sha256(f"{tag}-{k}".encode()).hexdigest()[:16],
+            "name": "SELECT demo",
+            "kind": 3,
+            "startTimeUnixNano": str(now),
+            "endTimeUnixNano": str(now + 1_000_000),
+            "attributes": [
+                {"key": "db.system.name", "value": {"stringValue": "sqlite"}},
+                {"key": "db.namespace", "value": {"stringValue": warehouse}},
+                {"key": "db.query.text", "value": {"stringValue": query["sql"]}},
+                {"key": "docket.question", "value": {"stringValue": query["question"]}},
+            ],
+        }
+        for k, query in enumerate(queries)
+    ]
+    export = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "bench"}}]},
+                "scopeSpans": [{"scope": {"name": "bench"}, "spans": spans}],
+            }
+        ]
+    }
+    return _post(token, "/v1/traces", json.dumps(export).encode())
+
+
+def _post(token: str, path: str, body: bytes) -> bytes:
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
 async def read_response(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head[9:12])
@@ -86,6 +148,11 @@ async def client(n: int, args, start_at: float, stop_at: float, interval: float,
                 await asyncio.sleep(delay)
         if args["get_path"]:
             payload = f"GET {args['get_path']} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        elif args["batch"]:
+            size, start = args["batch"], (n * 7919 + i * args["batch"]) % len(args["queries"])
+            chosen = [args["queries"][(start + k) % len(args["queries"])] for k in range(size)]
+            build = otlp_request_bytes if args["otlp"] else batch_request_bytes
+            payload = build(token, f"bench-{tag}-{n}-{i}", chosen, args["warehouse"])
         else:
             query = args["queries"][(n * 7919 + i) % len(args["queries"])]
             payload = request_bytes(token, f"bench-{tag}-{n}-{i}", query, args["warehouse"])
@@ -103,12 +170,17 @@ async def client(n: int, args, start_at: float, stop_at: float, interval: float,
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             i += 1
             continue
-        if args["get_path"] and status == 200:
+        if (args["get_path"] or args["otlp"]) and status == 200:
             out["latencies_ms"].append((time.monotonic() - started) * 1000)
+            out["queries"] += args["batch"] if args["otlp"] else 0
+        elif args["batch"] and status == 202:
+            out["latencies_ms"].append((time.monotonic() - started) * 1000)
+            out["queries"] += args["batch"]
         elif status == 202:
             out["latencies_ms"].append((time.monotonic() - started) * 1000)
             out["ids"].append(json.loads(body)["id"])
             out["posted_at"].append(posted_at)
+            out["queries"] += 1
         else:
             out["errors"] += 1
         i += 1
@@ -116,7 +188,7 @@ async def client(n: int, args, start_at: float, stop_at: float, interval: float,
 
 
 async def main(args) -> dict:
-    out = {"latencies_ms": [], "errors": 0, "ids": [], "posted_at": []}
+    out = {"latencies_ms": [], "errors": 0, "ids": [], "posted_at": [], "queries": 0}
     clients, rate = args["clients"], args["rate"]
     interval = clients / rate if rate else 0.0
     start_at = time.monotonic() + 0.2  # time to open the connections
@@ -127,7 +199,9 @@ async def main(args) -> dict:
 
 if __name__ == "__main__":
     port, token, seconds, clients, rate, tag, queries, warehouse = sys.argv[1:9]
-    get_path = sys.argv[9] if len(sys.argv) > 9 else ""
+    extra = sys.argv[9] if len(sys.argv) > 9 else ""
+    get_path = extra if extra.startswith("/") else ""
+    mode, _, size = extra.partition(":")
     result = asyncio.run(
         main(
             {
@@ -140,6 +214,8 @@ if __name__ == "__main__":
                 "queries": live_queries(queries),
                 "warehouse": warehouse,
                 "get_path": get_path,
+                "batch": int(size) if mode in ("batch", "otlp") else 0,
+                "otlp": mode == "otlp",
             }
         )
     )

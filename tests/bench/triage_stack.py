@@ -63,7 +63,8 @@ def start_simulator(env: dict):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    for _ in range(100):
+    # 60 s: Django starts slowly on a loaded 2-core host.
+    for _ in range(300):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             return process, f"http://127.0.0.1:{port}"

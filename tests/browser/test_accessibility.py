@@ -65,6 +65,7 @@ def pages_for(role: str, site: dict) -> list[str]:
         f"/judges/{judge.pk}/edit/",
         f"/judges/{judge.pk}/compare/",
         f"/judges/dashboard/{version.pk}/",
+        f"/judges/dashboard/{version.pk}/compare/",
         f"/judges/dashboard/{version.pk}/items/{site['query'].pk}/",
         f"/judges/verdicts/{site['verdict'].pk}/",
         "/loops/",
@@ -90,6 +91,8 @@ def pages_for(role: str, site: dict) -> list[str]:
             "/admin/triage/livequery/",
             "/admin/labelling/goldsetversion/",
             "/audit/",
+            "/probes/add/",
+            "/probes/demo/catalogue/",  # an admin's: Test connection, Refresh catalogue, the role advice
             *errors,
         ],
     }[role]

@@ -15,12 +15,12 @@ import pytest
 
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import TABLES
-from probes.execution import run_readonly
 from probes.guard import guard_sql
 from probes.models import Warehouse
 from probes.mysql_demo import register_mysql_demo
 from probes.role_check import UnsafeWarehouseRole
 from probes.tests.hostile import mysql as family
+from probes.tests.hostile.run_family import family_problems
 from probes.tests.mariadb import admin_statement, mariadb_demo
 from probes.warehouses import warehouse_register
 
@@ -82,22 +82,9 @@ def running_sessions(admin: str, login: str) -> int:
 
 def corpus_pass(warehouse: Warehouse, admin: str, login: str, outfile: Path) -> list[str]:
     """Run every text; return what went wrong (empty when the walls held)."""
-    problems = []
     before = watch(admin, outfile)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    for kind, name, sql in family.REFUSED:
-        result = run_readonly(warehouse=warehouse, sql=sql.replace("{outfile}", str(outfile)), timeout_s=2)
-        if result.allowed or result.executed:
-            problems.append(f"{kind}/{name}: not refused by the guard")
-    for kind, name, sql in family.CAPPED:
-        result = run_readonly(warehouse=warehouse, sql=sql, timeout_s=1, row_cap=1000)
-        stopped = (result.executed and result.truncated) or (result.timed_out and result.backend_gone)
-        if not stopped:
-            problems.append(f"{kind}/{name}: not stopped by a cap or the timeout ({result.error})")
-    for kind, name, sql in family.BENIGN:
-        result = run_readonly(warehouse=warehouse, sql=sql, timeout_s=10)
-        if not (result.executed and result.rows):
-            problems.append(f"{kind}/{name}: a benign query did not run ({result.error or result.reason})")
+    problems = family_problems(warehouse, family, outfile)
     after = watch(admin, outfile)
     problems += [f"changed: {key}" for key in before if before[key] != after[key]]
     if running_sessions(admin, login):

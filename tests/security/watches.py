@@ -49,9 +49,16 @@ class PostgresWatch:
             "SELECT md5(string_agg(name || '=' || coalesce(setting, ''), ',' ORDER BY name)) FROM pg_settings "
             "WHERE context IN ('postmaster', 'sighup', 'superuser-backend', 'backend')"
         ).fetchone()[0]
+        # The settings that reach the reader's and the owner's sessions: global, this database's, theirs.
+        # Other suites on the same server create roles of their own with settings, so the whole
+        # catalogue is not the warehouse's to watch.
         state["role_settings"] = run(
             "SELECT md5(coalesce(string_agg(setdatabase || ':' || setrole || ':' || setconfig::text, ',' "
-            "ORDER BY setdatabase, setrole), '')) FROM pg_db_role_setting"
+            "ORDER BY setdatabase, setrole), '')) FROM pg_db_role_setting "
+            "WHERE setdatabase IN (0, (SELECT oid FROM pg_database WHERE datname = current_database())) "
+            "AND setrole IN (0, (SELECT oid FROM pg_roles WHERE rolname = %s), "
+            "(SELECT oid FROM pg_roles WHERE rolname = current_user))",
+            [self.reader_role],
         ).fetchone()[0]
         state["sequences"] = run(
             "SELECT coalesce(string_agg(sequencename || ':' || coalesce(last_value, 0), ',' "

@@ -1,9 +1,6 @@
 """monitor_judges: calibration and fresh live labels in the database → estimates and alerts."""
 
-import json
 import logging
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import numpy as np
 import pytest
@@ -13,8 +10,8 @@ from django.utils import timezone
 
 from judges.models import CalibrationRun, RunStatus, Verdict
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Label, LabelSource, Query, QuerySource
+from triage.alerts import alert_acknowledge, alert_resolve
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
-from triage.monitoring import alert_send
 from triage.policy import policy_publish
 from triage.tasks import monitor_judges
 from triage.tests import factories
@@ -150,7 +147,7 @@ def test_a_drop_in_catch_rate_raises_one_alert_with_a_log_line(caplog):
     policy_publish(changes={}, judge_versions=[version])
     calibrate(version, catch=0.8)
     live_traffic(version, catch=0.3)
-    with caplog.at_level(logging.WARNING, logger="triage.monitoring"):
+    with caplog.at_level(logging.WARNING, logger="triage.alerts"):
         call_command("monitor_judges")
         call_command("monitor_judges")
     alert = Alert.objects.get(kind=Alert.Kind.CATCH_DRIFT)
@@ -168,30 +165,17 @@ def test_a_changed_vendor_model_id_raises_an_alert():
     assert alert.details == {"calibrated": "sim-model-1", "live": ["sim-model-2"]}
 
 
-def test_an_alert_is_posted_to_the_webhook_when_one_is_configured(settings):
-    received = []
-
-    class Hook(BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 - http.server's naming
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args):
-            pass
-
-    server = HTTPServer(("127.0.0.1", 0), Hook)
-    thread = threading.Thread(target=server.handle_request)
-    thread.start()
-    settings.TRIAGE_ALERT_WEBHOOK_URL = f"http://127.0.0.1:{server.server_port}/hook"
+def test_a_drift_alert_names_its_cause_and_is_raised_again_only_after_it_was_resolved():
     version = factories.judge_version()
-    alert_send(kind=Alert.Kind.CATCH_DRIFT, judge_version=version, message="catch fell", details={"x": 1})
-    thread.join(timeout=10)
-    server.server_close()
-    assert received == [{"kind": "catch_drift", "judge": str(version), "message": "catch fell", "details": {"x": 1}}]
-
-
-def test_a_dead_webhook_still_leaves_the_alert_on_the_dashboard(settings):
-    settings.TRIAGE_ALERT_WEBHOOK_URL = "http://127.0.0.1:1/hook"
-    alert_send(kind=Alert.Kind.CATCH_DRIFT, judge_version=None, message="catch fell", details={})
-    assert Alert.objects.filter(message="catch fell").exists()
+    policy_publish(changes={}, judge_versions=[version])
+    calibrate(version, catch=0.8)
+    live_traffic(version, catch=0.3)
+    call_command("monitor_judges")
+    alert = Alert.objects.get(kind=Alert.Kind.CATCH_DRIFT)
+    assert alert.cause_key == f"catch_drift:judge_version:{version.pk}"
+    alert_acknowledge(alert_id=alert.pk, user=None)
+    call_command("monitor_judges")
+    assert Alert.objects.filter(kind=Alert.Kind.CATCH_DRIFT).count() == 1  # acknowledged: still quiet
+    alert_resolve(alert_id=alert.pk)
+    call_command("monitor_judges")
+    assert Alert.objects.filter(kind=Alert.Kind.CATCH_DRIFT).count() == 2

@@ -27,6 +27,7 @@ def pages(item):
         (reverse("triage:resolved"), ANALYSTS),
         (reverse("triage:unjudged"), ANALYSTS),
         (reverse("triage:dashboard"), ANALYSTS | {"ml_engineer"}),
+        (reverse("triage:alerts"), ANALYSTS | {"ml_engineer"}),
     ]
 
 
@@ -38,6 +39,7 @@ def posts(item):
         (reverse("triage:release", args=[item.pk]), ANALYSTS),
         (reverse("triage:reopen", args=[item.pk]), {"admin"}),
         (reverse("triage:acknowledge_alert", args=[1]), {"admin"}),
+        (reverse("triage:resolve_alert", args=[1]), {"admin"}),
     ]
 
 

@@ -9,6 +9,8 @@ from judges.report_tables import report_as_csv, report_as_table
 from judges.run_selection import SOURCE_BOTH, SOURCES, run_selection_parse
 from judges.slices import MIN_SLICE
 from labelling.models import GoldSetVersion
+from labelling.split_models import SPLIT_ALL, SPLIT_CHOICES
+from labelling.splits import SplitError, split_part_check
 
 
 class Command(BaseCommand):
@@ -39,6 +41,9 @@ class Command(BaseCommand):
         parser.add_argument("--since", help="Only runs created on or after this date (YYYY-MM-DD).")
         parser.add_argument("--until", help="Only runs created on or before this date (YYYY-MM-DD).")
         parser.add_argument("--source", choices=SOURCES, default=SOURCE_BOTH, help="Which gold items.")
+        parser.add_argument(
+            "--split", choices=SPLIT_CHOICES, default=SPLIT_ALL, help="Which part of the version's dev/test split."
+        )
 
     def handle(self, *args, gold_set, version, generation_cost, baseline, format, runs, since, until, **options):
         source = options.get("source") or SOURCE_BOTH
@@ -52,6 +57,10 @@ class Command(BaseCommand):
         chosen = versions.filter(number=version).first() if version else versions.order_by("-number").first()
         if chosen is None:
             raise CommandError(f"gold set {gold_set!r} has no version {version or '(none published)'}")
+        try:
+            split = split_part_check(chosen, options.get("split") or SPLIT_ALL)
+        except SplitError as exc:
+            raise CommandError(str(exc)) from exc
         if options.get("min_slice", MIN_SLICE) < 1:
             raise CommandError("--min-slice must be at least 1")
         try:
@@ -62,6 +71,7 @@ class Command(BaseCommand):
                 selection=selection,
                 slice_key=options.get("slice"),
                 min_slice=options.get("min_slice", MIN_SLICE),
+                split=split,
             )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc

@@ -1,5 +1,7 @@
 """Build the demo warehouse (SQLite file by default, PostgreSQL or MySQL / MariaDB) and register it as `demo`."""
 
+from pathlib import Path
+
 import psycopg
 import pymysql
 from django.conf import settings
@@ -12,8 +14,11 @@ from probes.demo_warehouse import (
     create_reader_role,
     register_demo_warehouse,
 )
+from probes.duckdb_warehouse import build_duckdb_demo
+from probes.models import Dialect
 from probes.mysql_demo import build_mysql_demo, create_mysql_reader, register_mysql_demo
 from probes.role_check import UnsafeWarehouseRole
+from probes.warehouses import warehouse_register
 
 
 class Command(BaseCommand):
@@ -22,6 +27,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         target = parser.add_mutually_exclusive_group()
         target.add_argument("--path", help="SQLite file to build (default: VAR_DIR/demo_warehouse.sqlite3).")
+        target.add_argument("--duckdb", metavar="PATH", help="DuckDB file to build (replaced if it exists).")
         target.add_argument(
             "--dsn", help="PostgreSQL (postgresql://) or MySQL / MariaDB (mysql://) DSN of an existing database."
         )
@@ -37,6 +43,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, path=None, dsn=None, no_register=False, reader_role=READER_ROLE, **options):
+        if options.get("duckdb"):
+            return self.duckdb(options["duckdb"], no_register=no_register)
         if dsn and dsn.startswith(("mysql://", "mariadb://")):
             return self.mysql(dsn, no_register=no_register, reader=reader_role)
         if dsn and not dsn.startswith(("postgres://", "postgresql://")):
@@ -81,3 +89,18 @@ class Command(BaseCommand):
         except pymysql.Error as exc:
             raise CommandError(f"MySQL at {where}: {exc.args[-1] if exc.args else exc}") from exc
         self.stdout.write(f"registered as `demo` with login {reader} (DSN in {settings.WAREHOUSES_FILE})")
+
+    def duckdb(self, path: str, *, no_register: bool) -> None:
+        target = Path(path).resolve()
+        counts = build_duckdb_demo(str(target))
+        self.stdout.write(
+            f"demo warehouse built in DuckDB at {target}: " + ", ".join(f"{t} {n}" for t, n in counts.items())
+        )
+        if not no_register:
+            warehouse_register(
+                name="demo",
+                dialect=Dialect.DUCKDB,
+                dsn=f"duckdb:///{target}",
+                description="Demo e-commerce warehouse as a DuckDB file, opened read-only without external access.",
+            )
+            self.stdout.write(f"registered as `demo` (DSN in {settings.WAREHOUSES_FILE})")

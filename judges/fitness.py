@@ -1,0 +1,161 @@
+"""Is a judge fit to gate, to monitor, or only to explore? A statement from interval bounds.
+
+Pure functions. On the report's items (one split, examples left out):
+
+* **gate** when the catch rate's Wilson lower bound is at least GATE_CATCH_LOWER (0.8) and the
+  false-reject rate's upper bound at most GATE_FALSE_REJECT_UPPER (0.05);
+* else **monitor** when κ vs gold's lower bound is at least MONITOR_KAPPA_LOWER (0.6), κ's
+  interval being the paired bootstrap of `judges.paired` (items in external-id order, seed 0);
+* else **explore**.
+
+`needed` says how many more labelled items would move the judge up a level if its rates held
+(`judges.sample_size.items_for_bound`): wrong and correct items for gate, items for monitor.
+None where more items cannot help (the rate itself is on the wrong side of the threshold).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from judges import metrics
+from judges.paired import BOOTSTRAP_RESAMPLES, bootstrap_values, percentile_interval
+from judges.sample_size import items_for_bound
+from labelling.agreement import cohen_kappas_from_confusions
+
+GATE_CATCH_LOWER = 0.8
+GATE_FALSE_REJECT_UPPER = 0.05
+MONITOR_KAPPA_LOWER = 0.6
+LEVELS = ("explore", "monitor", "gate")
+
+
+def kappa_interval(probs: np.ndarray, is_wrong: np.ndarray, *, seed: int = 0, resamples: int = BOOTSTRAP_RESAMPLES):
+    """Return κ vs gold's 95% paired-bootstrap interval over the given items (in the caller's order)."""
+    a = np.asarray(probs, dtype=float)
+    b = np.asarray(is_wrong, dtype=float)
+
+    def kappas(rows: np.ndarray) -> np.ndarray:
+        ra, rb = a[rows], b[rows]
+        tables = np.stack(
+            [
+                ((1 - ra) * (1 - rb)).sum(axis=1),
+                ((1 - ra) * rb).sum(axis=1),
+                (ra * (1 - rb)).sum(axis=1),
+                (ra * rb).sum(axis=1),
+            ],
+            axis=1,
+        )
+        return cohen_kappas_from_confusions(tables.reshape(-1, 2, 2))
+
+    return percentile_interval(bootstrap_values(len(a), seed, kappas, resamples))
+
+
+def _more(total: int | None, have: int) -> int | None:
+    return None if total is None else max(0, total - have)
+
+
+def kappa_items_needed(kappa: float | None, interval, items: int) -> int | None:
+    """Return the extra items for κ's lower bound to reach MONITOR_KAPPA_LOWER (the half-width shrinks as 1/√n)."""
+    if kappa is None or interval is None or kappa <= MONITOR_KAPPA_LOWER or items == 0:
+        return None
+    half = kappa - interval[0]
+    if half <= kappa - MONITOR_KAPPA_LOWER:
+        return 0
+    return max(0, math.ceil(items * (half / (kappa - MONITOR_KAPPA_LOWER)) ** 2) - items)
+
+
+def fitness_statement(
+    *,
+    catch: float | None,
+    catch_ci,
+    wrong: int,
+    false_reject: float | None,
+    false_reject_ci,
+    correct: int,
+    kappa: float | None,
+    kappa_ci,
+    items: int,
+) -> dict:
+    """Return {"level", "reasons", "needed"} from the bounds (None bounds: not measured, never fit)."""
+    reasons = []
+    catch_ok = catch_ci is not None and catch_ci[0] >= GATE_CATCH_LOWER
+    false_reject_ok = false_reject_ci is not None and false_reject_ci[1] <= GATE_FALSE_REJECT_UPPER
+    kappa_ok = kappa_ci is not None and kappa_ci[0] >= MONITOR_KAPPA_LOWER
+    if catch_ci is None:
+        reasons.append("no wrong item judged: catch rate not measured")
+    else:
+        relation = "at least" if catch_ok else "below"
+        reasons.append(f"catch rate's lower bound {catch_ci[0]:.3f} is {relation} {GATE_CATCH_LOWER:.2f}")
+    if false_reject_ci is None:
+        reasons.append("no correct item judged: false-reject rate not measured")
+    else:
+        relation = "at most" if false_reject_ok else "above"
+        reasons.append(
+            f"false-reject rate's upper bound {false_reject_ci[1]:.3f} is {relation} {GATE_FALSE_REJECT_UPPER:.2f}"
+        )
+    if catch_ok and false_reject_ok:
+        return {"level": "gate", "reasons": reasons, "needed": {}}
+    needed = {
+        "wrong": 0 if catch_ok else _more(items_for_bound(catch, GATE_CATCH_LOWER, side="lower"), wrong),
+        "correct": 0
+        if false_reject_ok
+        else _more(items_for_bound(false_reject, GATE_FALSE_REJECT_UPPER, side="upper"), correct),
+    }
+    if kappa_ci is None:
+        reasons.append("κ vs gold not measured")
+    else:
+        relation = "at least" if kappa_ok else "below"
+        reasons.append(f"κ vs gold's lower bound {kappa_ci[0]:.3f} is {relation} {MONITOR_KAPPA_LOWER:.2f}")
+    if kappa_ok:
+        return {"level": "monitor", "reasons": reasons, "needed": {"to_gate": needed}}
+    return {
+        "level": "explore",
+        "reasons": reasons,
+        "needed": {"to_monitor": {"items": kappa_items_needed(kappa, kappa_ci, items)}, "to_gate": needed},
+    }
+
+
+def class_fitness(overall: dict, *, catch: float | None, catch_ci, wrong: int, false_reject_ci) -> dict:
+    """Return one error class's level: gate on its own catch bound and the overall false-reject bound.
+
+    Below gate, the overall level (a class is not monitored on its own κ).
+    """
+    catch_ok = catch_ci is not None and catch_ci[0] >= GATE_CATCH_LOWER
+    false_reject_ok = false_reject_ci is not None and false_reject_ci[1] <= GATE_FALSE_REJECT_UPPER
+    if catch_ok and false_reject_ok:
+        return {"level": "gate", "needed": {}}
+    level = "monitor" if overall["level"] in ("monitor", "gate") else "explore"
+    more = 0 if catch_ok else _more(items_for_bound(catch, GATE_CATCH_LOWER, side="lower"), wrong)
+    return {"level": level, "needed": {"wrong": more}}
+
+
+def judge_fitness(entry: dict, probs: np.ndarray, is_wrong: np.ndarray, error_class: np.ndarray, order) -> dict:
+    """Return {"fitness", "fitness_by_error_class"} of one judge entry of the report.
+
+    `probs`, `is_wrong` and `error_class` are the report's columns, `order` the judged items'
+    indices in external-id order (the bootstrap's order).
+    """
+    kappa_ci = kappa_interval(probs[order], is_wrong[order]) if len(order) else None
+    overall = fitness_statement(
+        catch=entry["catch_rate"],
+        catch_ci=entry["catch_rate_ci95"],
+        wrong=entry["judged_wrong"],
+        false_reject=entry["false_reject_rate"],
+        false_reject_ci=entry["false_reject_rate_ci95"],
+        correct=entry["judged_correct"],
+        kappa=entry["kappa_vs_gold"],
+        kappa_ci=kappa_ci,
+        items=len(order),
+    )
+    by_class = {
+        slug: class_fitness(
+            overall,
+            catch=figure["rate"],
+            catch_ci=figure["ci95"],
+            wrong=figure["n"],
+            false_reject_ci=entry["false_reject_rate_ci95"],
+        )
+        for slug, figure in metrics.catch_rates_by_error_class(probs, is_wrong, error_class).items()
+    }
+    return {"fitness": overall, "fitness_by_error_class": by_class, "kappa_vs_gold_ci95": kappa_ci}
