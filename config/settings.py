@@ -30,6 +30,7 @@ from config.settings_pipeline import (  # noqa: F401 — settings Django reads b
     ALERT_EMAIL_FROM,
     ALERT_SITE_URL,
     ALERT_WEBHOOK_KEY,
+    DB_MAX_CONNECTIONS_PER_PROCESS,
     EMAIL_BACKEND,
     EMAIL_HOST,
     EMAIL_PORT,

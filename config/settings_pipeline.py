@@ -32,6 +32,10 @@ TRIAGE_PROCESSING_TIMEOUT_S = env_positive_float("TRIAGE_PROCESSING_TIMEOUT_S", 
 TRIAGE_PUBLISH_INTERVAL_MS = env_non_negative_float("TRIAGE_PUBLISH_INTERVAL_MS", 50)
 # Threads per worker process that call live judges; shared by every pipeline task.
 TRIAGE_JUDGE_THREADS = env_positive_int("TRIAGE_JUDGE_THREADS", 32)
+# Database connections one process may hold: its task's own thread plus at most this many
+# minus one of the threads it starts (live judges; config/db_budget.py). Processes × this
+# must stay within the server's max_connections (README.md, "Production").
+DB_MAX_CONNECTIONS_PER_PROCESS = env_positive_int("DB_MAX_CONNECTIONS_PER_PROCESS", 8)
 # Pipeline runs a live query gets (a run that raised, or whose worker died, counts one);
 # then it is `failed`, with its last error, on the unjudged page until someone requeues it.
 TRIAGE_MAX_ATTEMPTS = env_positive_int("TRIAGE_MAX_ATTEMPTS", 5)

@@ -34,8 +34,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedGroupKFold, cross_val_predict
 
 from judges.draws import (
     DrawTable,
@@ -112,6 +110,12 @@ def stacked_decisions(features: np.ndarray, is_wrong: np.ndarray, groups: np.nda
     smallest_class = int(min(wrong_items, len(item_labels) - wrong_items))
     if smallest_class < 2:
         return np.full(len(y), np.nan)
+    # scikit-learn (and SciPy under it) takes most of a second to import; only the stacked
+    # ensemble needs it, so it is loaded here rather than by every command and worker that
+    # imports this module (issue 33: `run_calibration`'s start-up).
+    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 — heavy, used only when fitting
+    from sklearn.model_selection import StratifiedGroupKFold, cross_val_predict  # noqa: PLC0415 — heavy, idem
+
     if cv is None:
         cv = StratifiedGroupKFold(n_splits=min(5, smallest_class), shuffle=True, random_state=0)
     model = LogisticRegression(class_weight="balanced")

@@ -13,9 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 
 from django.conf import settings
-from django.db import close_old_connections, connections, transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
+from config.db_budget import db_connection_slot, thread_connection_slots
 from config.task_retry import TRANSIENT_ERRORS
 from judges.models import Verdict
 from judges.services import judge_live_query
@@ -77,8 +78,9 @@ _judge_pool_lock = threading.Lock()
 def _judge_executor() -> ThreadPoolExecutor:
     """The process's pool of threads for live judge calls, started on first use.
 
-    One long-lived pool rather than one per query: its threads keep their database
-    connections (within CONN_MAX_AGE) instead of opening one per judge per query.
+    One long-lived pool rather than one per query. Its threads share the process's
+    connection budget (`config/db_budget.py`): a thread holds a connection only while it
+    judges, and at most DB_MAX_CONNECTIONS_PER_PROCESS − 1 judge at once.
     """
     global _judge_pool
     with _judge_pool_lock:
@@ -88,20 +90,18 @@ def _judge_executor() -> ThreadPoolExecutor:
 
 
 def _judge_in_thread(judge_version, query):
-    """Call one judge from a pool thread, on that thread's own database connection."""
-    try:
+    """Call one judge from a pool thread, within the process's connection budget."""
+    with db_connection_slot():
         return judge_live_query(judge_version=judge_version, query=query)
-    finally:
-        # What the end of a request does: drop the connection if it is too old or broken.
-        close_old_connections()
 
 
 def judges_run(*, query, judge_versions) -> list:
     """Judge the query with every live judge at once; reuse verdicts a redelivery already stored."""
     existing = {v.judge_version_id: v for v in Verdict.objects.filter(query=query, run__isnull=True, repeat=0)}
     todo = [jv for jv in judge_versions if jv.pk not in existing]
-    if len(todo) == 1 or connections["default"].vendor == "sqlite":
-        # SQLite serialises writers anyway; threads would only add lock waits.
+    if len(todo) == 1 or connections["default"].vendor == "sqlite" or thread_connection_slots() < 1:
+        # SQLite serialises writers anyway; threads would only add lock waits. A budget of
+        # one connection leaves none for threads.
         fresh = [judge_live_query(judge_version=jv, query=query) for jv in todo]
     elif todo:
         fresh = list(_judge_executor().map(lambda jv: _judge_in_thread(jv, query), todo))

@@ -17,6 +17,7 @@ from judges.backends.base import (
     parse_verdict,
     token_cost,
 )
+from judges.backends.cache_minimums import anthropic_cache_minimum
 from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy
 from judges.backends.simulator_marker import answer_is_simulated, answer_trace
 from judges.backends.vendors import anthropic_endpoint, cached_client
@@ -33,6 +34,9 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
 
     def vendor_key(self) -> str:
         return f"anthropic:{self.endpoint.base_url}"
+
+    def cache_minimum_tokens(self) -> int:
+        return anthropic_cache_minimum(self.judge_version.model)
 
     @property
     def tool(self) -> dict:

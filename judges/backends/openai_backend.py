@@ -21,6 +21,7 @@ from judges.backends.base import (
     parse_verdict,
     token_cost,
 )
+from judges.backends.cache_minimums import OPENAI_CACHE_MINIMUM
 from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy
 from judges.backends.vendors import cached_client, openai_endpoint
 
@@ -36,6 +37,9 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
 
     def vendor_key(self) -> str:
         return f"openai:{self.endpoint.base_url}"
+
+    def cache_minimum_tokens(self) -> int:
+        return OPENAI_CACHE_MINIMUM
 
     @property
     def tool_name(self) -> str:

@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 
 from judges.backends.base import VerdictResult, instructions_for
+from judges.backends.cache_minimums import prefix_may_be_cached
 from judges.backends.prompt import CacheWarmGate, Prompt, prefix_sha256, prompt_build, request_split
 from judges.backends.simulator_marker import answer_is_simulated, answer_trace
 
@@ -255,8 +256,18 @@ class VendorBackendMixin:
         """A version bound to a real vendor without its key: an error, never the simulator."""
         return VerdictResult.error(f"{self.endpoint.missing_key} is not set", context=context, **trace)
 
+    def cache_minimum_tokens(self) -> int:
+        """The shortest prefix the vendor caches for this version's model (see the subclass)."""
+        raise NotImplementedError
+
     def call_through_gate(self, trace: dict, call):
-        """Make the call; the first call with a new prefix goes alone (see CacheWarmGate)."""
+        """Make the call; the first call with a new cacheable prefix goes alone (see CacheWarmGate).
+
+        A prefix below the vendor's minimum is never cached, so nothing is worth waiting for:
+        its calls all go at once.
+        """
+        if not prefix_may_be_cached(trace["request_prefix"], self.cache_minimum_tokens()):
+            return call()
         first = self.cache_gate.enter(trace["prefix_sha256"], self.timeout_s)
         try:
             return call()

@@ -81,9 +81,18 @@ class SimulatorApp:
         return json_response(404, {"error": {"type": "not_found_error", "message": path}})
 
     async def answer_api(self, body: dict, *, anthropic: bool) -> tuple[int, dict, bytes]:
+        """Answer one Messages / Chat Completions call, counted while in flight."""
+        sim = self.simulator
+        arrived = time.monotonic()
+        sim.in_flight(+1)
+        try:
+            return await self.answer_call(body, anthropic=anthropic, arrived=arrived)
+        finally:
+            sim.in_flight(-1)
+
+    async def answer_call(self, body: dict, *, anthropic: bool, arrived: float) -> tuple[int, dict, bytes]:
         sim = self.simulator
         vendor = "anthropic" if anthropic else "openai"
-        arrived = time.monotonic()
         try:
             request = parse_anthropic(body) if anthropic else parse_openai(body)
             model = sim.model(request["model"])

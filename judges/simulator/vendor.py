@@ -27,6 +27,7 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 
+from judges.backends.cache_minimums import OPENAI_CACHE_MINIMUM, OPENAI_CACHE_STEP, anthropic_cache_minimum
 from labelling.models import ErrorClass
 
 # One list of error classes, shared with labels (labelling.models.ErrorClass).
@@ -131,30 +132,13 @@ def tokens_of(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-# Minimum cacheable prompt length per Anthropic model family (Anthropic's prompt-caching
-# documentation): first match wins. Sonnet and the Opus 4 / 4.1 models cache from 1,024
-# tokens, Haiku 3 / 3.5 from 2,048, Haiku 4.5 and Opus 4.5 / 4.6 from 4,096.
-ANTHROPIC_CACHE_MINIMUMS = [
-    (re.compile(r"haiku-4[-.]5"), 4096),
-    (re.compile(r"opus-4[-.][56]"), 4096),
-    (re.compile(r"haiku"), 2048),
-    (re.compile(r"sonnet|opus|claude"), 1024),
-]
-# OpenAI caches prompts of 1,024 tokens or more automatically, in steps of 128 tokens.
-OPENAI_CACHE_MINIMUM = 1024
-OPENAI_CACHE_STEP = 128
-
-
 def minimum_cacheable_tokens(model_name: str, model: SimModel, *, anthropic: bool) -> int:
     """Return the shortest prefix the real vendor would cache for this model."""
     if model.cache_min_tokens is not None:
         return model.cache_min_tokens
     if not anthropic:
         return OPENAI_CACHE_MINIMUM
-    for pattern, minimum in ANTHROPIC_CACHE_MINIMUMS:
-        if pattern.search(model_name.lower()):
-            return minimum
-    return 1024  # simulated Claude-family models behave like Sonnet
+    return anthropic_cache_minimum(model_name)  # simulated Claude-family models behave like Sonnet
 
 
 class Simulator:
@@ -174,6 +158,7 @@ class Simulator:
         self.stats: dict = {}
         # Calls per SQL text: a test can ask whether any item was paid for twice.
         self.calls_per_sql: Counter = Counter()
+        self.calls_in_flight = 0
         self.batches: dict = {}  # batch id -> batches.SimBatch
 
     def model(self, name: str) -> SimModel:
@@ -182,6 +167,12 @@ class Simulator:
     def count(self, key: str) -> None:
         with self.lock:
             self.stats[key] = self.stats.get(key, 0) + 1
+
+    def in_flight(self, change: int) -> None:
+        """Count calls being answered; `stats["max_in_flight"]` is the most seen at once."""
+        with self.lock:
+            self.calls_in_flight += change
+            self.stats["max_in_flight"] = max(self.stats.get("max_in_flight", 0), self.calls_in_flight)
 
     def count_call(self, kind: str, sql: str) -> None:
         """Count one call the vendor would bill (`anthropic:requests`...), in total and for its SQL."""
