@@ -2,6 +2,7 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.cache import add_never_cache_headers
@@ -11,6 +12,7 @@ from triage import alert_admin, otlp_admin  # noqa: F401 — register the alert 
 from triage.api_try import try_query_warehouses
 from triage.forms import ApiTokenForm, TriagePolicyForm
 from triage.models import ApiToken, EstimateSnapshot, LiveQuery, ResolutionEvent, TriageItem, TriagePolicy
+from triage.monitoring import policy_judges_fitness
 from triage.policy import POLICY_FIELDS, policy_publish
 from triage.tokens import api_token_issue, api_token_revoke
 
@@ -76,7 +78,14 @@ class TriagePolicyAdmin(admin.ModelAdmin):
     form = TriagePolicyForm
     list_display = ["version", "flag_rule", "k", "run_verifier", "run_fanout_detector", "audit_share", "sla_minutes"]
     filter_horizontal = ["judge_versions"]
-    readonly_fields = ["version", "created_by", "created_at"]
+    readonly_fields = ["version", "created_by", "created_at", "live_judges_fitness"]
+
+    @admin.display(description="Live judges' fitness")
+    def live_judges_fitness(self, obj):
+        """Each live judge's fitness badge, from its calibration (judges.fitness via the report)."""
+        if obj is None or obj.pk is None:
+            return "–"
+        return render_to_string("admin/triage/triagepolicy/_live_fitness.html", {"judges": policy_judges_fitness(obj)})
 
     def save_model(self, request, obj, form, change):
         pass  # the new version is written in save_related, with its judges

@@ -26,6 +26,7 @@ from labelling.models import Label
 from triage import estimates
 from triage.alerts import alert_raise, alerts_resolve
 from triage.live_error_rate import live_error_rate_build
+from triage.live_fitness import live_fitness
 from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
 from triage.policy import policy_current
 
@@ -48,6 +49,7 @@ class Calibration:
     calibrated_at: object  # datetime or None
     gold_set_version: str
     runs: list[int]
+    fitness: dict | None = None  # the report's {"level", "reasons", "needed"} (judges.fitness)
 
 
 def calibration_for_live_judge(judge_version) -> Calibration | None:
@@ -83,6 +85,7 @@ def calibration_for_live_judge(judge_version) -> Calibration | None:
         calibrated_at=finished["finished"] or finished["created"],
         gold_set_version=str(version),
         runs=runs,
+        fitness=entry.get("fitness"),
     )
 
 
@@ -189,6 +192,7 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
     )
     corrected = estimates.Interval(None, None, None)
     alerts = []
+    drifted = []  # the rates found drifting, for the live fitness
     if calibration is not None:
         corrected = estimates.rogan_gladen_interval(
             flagged=sample.flagged_by_judge,
@@ -210,6 +214,8 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
         ]
         for kind, name, calibrated, live, effective_n in checks:
             drift = estimates.detect_drift(calibration=calibrated, live=live, effective_n=effective_n)
+            if drift.drifted:
+                drifted.append(name)
             alerts.append(
                 drift_alert(
                     kind=kind,
@@ -265,6 +271,8 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
             "calibration_gold_set_version": calibration.gold_set_version if calibration else None,
             "calibration_runs": calibration.runs if calibration else [],
             **live_error_rate,
+            # Its calibrated fitness, one level lower while drift is found (triage.live_fitness).
+            "live_fitness": live_fitness(calibration.fitness if calibration else None, drifted),
         },
     )
     return snapshot, [a for a in alerts if a is not None]
@@ -277,3 +285,9 @@ def live_judges_monitor() -> list[tuple[EstimateSnapshot, list[Alert]]]:
         return []
     versions = policy.judge_versions.select_related("judge").order_by("pk")
     return [judge_monitor(judge_version=version, policy=policy) for version in versions]
+
+
+def policy_judges_fitness(policy) -> list[tuple[object, dict | None]]:
+    """Return each live judge of the policy with its calibrated fitness (None without a calibration)."""
+    versions = policy.judge_versions.select_related("judge").order_by("pk")
+    return [(version, getattr(calibration_for_live_judge(version), "fitness", None)) for version in versions]

@@ -19,6 +19,7 @@ def snapshot_as_dict(snapshot) -> dict:
         "live_false_reject_rate": snapshot.live_false_reject_rate,
         "live_error_rate": details.get("live_error_rate"),
         "live_error_rate_reasons": details.get("live_error_rate_reasons", {}),
+        "live_fitness": details.get("live_fitness"),
     }
 
 
