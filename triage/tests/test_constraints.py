@@ -83,6 +83,7 @@ def test_editing_a_policy_in_the_admin_publishes_a_new_version(client, role_user
         "run_verifier": "on",
         "flag_on_verifier_failure": "on",
         "audit_share": 0.2,
+        "audit_scope": "accepted",
         "sla_minutes": 30,
         "claim_timeout_minutes": 10,
         "note": "stricter",

@@ -55,6 +55,7 @@ def test_the_admin_form_puts_the_message_on_the_k_field():
         "flag_rule": "k_of_n",
         "k": 2,
         "audit_share": 0.1,
+        "audit_scope": "accepted",
         "sla_minutes": 30,
         "claim_timeout_minutes": 10,
     }
@@ -75,6 +76,7 @@ def test_the_admin_refuses_the_policy_and_says_why(client, role_users):
         "flag_rule": "k_of_n",
         "k": 3,
         "audit_share": 0.2,
+        "audit_scope": "accepted",
         "sla_minutes": 30,
         "claim_timeout_minutes": 10,
     }
