@@ -285,6 +285,9 @@ def test_the_memory_bound_is_measured_on_the_process_that_ran_the_sql(tmp_path, 
         "WAREHOUSE_SQLITE_HEAP_LIMIT": str(2**31),
         "WAREHOUSE_SQLITE_PROCESS_MEMORY": str(2**31),
         "WAREHOUSE_MAX_SQL_WIDTH": str(10**9),
+        # The 200 MB string takes a second on a quiet core and more on a loaded CI one: this test
+        # is about what the reading sees, so the harness's 1 s deadline must not stop the SQL.
+        "WAREHOUSE_STATEMENT_TIMEOUT_S": "30",
     }
     # A large parent (pytest late in a full run) must not show up in the executor's reading:
     # Linux keeps ru_maxrss across fork and exec, so the harness reads the process's own VmHWM.
