@@ -102,9 +102,8 @@ from config.settings_warehouses import (  # noqa: F401 — settings Django reads
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-# Where local state lives. Importing settings creates nothing: `manage.py` and the Celery
-# app create this folder and the secret key file (config/local_state.py) before they
-# read settings.
+# Where local state lives. Importing settings creates nothing: `manage.py` and the Celery app
+# create this folder and the secret key file (config/local_state.py) before they read settings.
 VAR_DIR = env_path("DOCKET_VAR_DIR", BASE_DIR / "var")
 SECRET_KEY_FILE = VAR_DIR / "secret_key"
 

@@ -60,6 +60,14 @@ def alive(pid: int) -> bool:
     return True
 
 
+def pid_file_names_another(pid_file, pid: int) -> bool:
+    """Say whether the pid file holds a pid other than `pid` (False while it is being rewritten)."""
+    try:
+        return int(pid_file.read_text()) != pid
+    except (OSError, ValueError):
+        return False
+
+
 def test_a_killed_worker_is_restarted_while_the_home_page_keeps_answering(tmp_path):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "DOCKET_BROKER_DIR"}}
@@ -95,6 +103,8 @@ def test_a_killed_worker_is_restarted_while_the_home_page_keeps_answering(tmp_pa
             timeout=60,
             what=f"the supervisor to restart the worker (output: {output.read_text()[-2000:]})",
         )
+        # The supervisor says it is restarting before the new worker has written its pid.
+        wait_for(lambda: pid_file_names_another(pid_file, first_worker), timeout=60, what="the new worker's pid")
         second_worker = int(pid_file.read_text())
         assert second_worker != first_worker
         time.sleep(5)  # the new worker stays up: it is not dying in a loop
