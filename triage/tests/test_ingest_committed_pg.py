@@ -30,7 +30,7 @@ def test_a_list_maps_each_external_id_to_its_own_stored_id():
     assert Query.objects.get(pk=ingested[0].live.pk).sql == "SELECT 0"
 
 
-def test_a_repost_outside_a_transaction_falls_back_and_stores_nothing_twice():
+def test_a_repost_outside_a_transaction_stores_nothing_twice():
     factories.warehouse("shop")
     [first] = live_queries_ingest(rows=rows("same"))
     again = live_queries_ingest(rows=rows("same", "new"))
