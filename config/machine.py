@@ -7,7 +7,8 @@ authenticates its caller with an API token, or answers nothing secret, and sets 
 For them that stack was half the CPU of a one-query post (README, "Ingestion speed"), so
 `config/wsgi.py` sends exactly these paths to a second handler whose middleware keeps what
 still protects an API: `SecurityMiddleware` (the https redirect, HSTS, nosniff, referrer and
-opener policies), `X-Frame-Options`, and the site's Content-Security-Policy, built once.
+opener policies), `CommonMiddleware`, `X-Frame-Options`, and the site's Content-Security-Policy,
+built once.
 The paths are matched whole, never as prefixes: any other path, the API's docs page and
 schema included, takes the site's stack and its login.
 """
@@ -23,6 +24,9 @@ from django.utils.module_loading import import_string
 MACHINE_PATHS = re.compile(r"/(?:health/|api/v1/queries(?:/[0-9]+)?|v1/traces)")
 MACHINE_MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Length on every answer (without it gunicorn sends HTTP/1.1 bodies chunked), and the
+    # site's refusal of DISALLOWED_USER_AGENTS.
+    "django.middleware.common.CommonMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.machine.SitePolicyMiddleware",
 ]

@@ -84,6 +84,7 @@ def test_a_post_through_the_machine_handler_is_stored_with_the_sites_security_he
     assert directives == set(site_policy.split("; ")) and "frame-ancestors 'none'" in directives
     assert headers["X-Frame-Options"] == "DENY" and headers["X-Content-Type-Options"] == "nosniff"
     assert "Set-Cookie" not in headers  # no session, no CSRF cookie
+    assert headers["Content-Length"] == str(len(content))  # not chunked
 
 
 def test_the_machine_handler_still_refuses_a_bad_token_and_a_missing_scope(app, token):
