@@ -31,7 +31,9 @@ INGEST_DEADLOCK_RETRIES = 5
 
 @dataclass(frozen=True)
 class IngestedQuery:
-    live: LiveQuery
+    # The stored live row: a `LiveQuery`, or from the one-statement path an `ingest_sql.StoredLiveQuery`.
+    # Read only its pk, external_id, client and status.
+    live: LiveQuery | ingest_sql.StoredLiveQuery
     created: bool
 
 
@@ -78,7 +80,7 @@ def _ingest_one_statement(rows: list[dict], token: ApiToken | None, warehouses: 
     stored (ON CONFLICT), so a post of new ids costs one round trip and a post with repeats two.
     """
     client = token.client if token else ""
-    by_external: dict[str, LiveQuery] = {}
+    by_external: dict = {}
     fresh: set[str] = set()
     wanted = rows
     for attempt in itertools.count():

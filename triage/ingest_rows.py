@@ -101,4 +101,23 @@ def row_clean(payload) -> dict | None:
 
 
 def _plain_metadata(metadata: dict) -> bool:
-    return json_depth(metadata) <= MAX_JSON_DEPTH and unstorable_text_at(metadata, "m") is None
+    """Say whether metadata nests at most MAX_JSON_DEPTH deep and holds only storable keys and texts (one pass)."""
+    stack = [(metadata, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            return False
+        if type(value) is dict:
+            if any(UNSTORABLE.search(key if type(key) is str else str(key)) for key in value):
+                return False
+            items = value.values()
+        else:
+            items = value
+        for item in items:
+            kind = type(item)
+            if kind is str:
+                if UNSTORABLE.search(item):
+                    return False
+            elif kind is dict or kind is list:
+                stack.append((item, depth + 1))
+    return True
