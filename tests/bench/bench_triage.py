@@ -304,7 +304,11 @@ def _ingestion_phase(env: dict, token: str, seconds: float, rate: float, web: su
         },
         {
             "name": "triage_api_errors",
-            "value": load["errors"] + ceiling["errors"] + bare["errors"] + batched["errors"] + spans["errors"]
+            "value": load["errors"]
+            + ceiling["errors"]
+            + bare["errors"]
+            + batched["errors"]
+            + spans["errors"]
             + json_spans["errors"],
             "unit": "requests",
             "target_op": "<=",
