@@ -17,7 +17,7 @@ from django.utils import timezone
 from labelling.models import QuerySource
 from labelling.services import queries_create
 from probes.models import Warehouse
-from triage import ingest_sql
+from triage import ingest_sharing, ingest_sql
 from triage.models import ApiToken, LiveQuery
 from triage.publishing import live_queries_publish_soon
 
@@ -77,14 +77,15 @@ def _ingest_one_statement(rows: list[dict], token: ApiToken | None, warehouses: 
     """Insert the new rows with one statement, then read the repeats' stored rows; return (live by id, new ids).
 
     PostgreSQL outside a transaction only. The statement skips an external id the client has
-    stored (ON CONFLICT), so a post of new ids costs one round trip and a post with repeats two.
+    stored (ON CONFLICT), so a post of new ids costs one round trip and a post with repeats two;
+    concurrent posts of this process share their statement (`triage/ingest_sharing.py`).
     """
     client = token.client if token else ""
     by_external: dict = {}
     fresh: set[str] = set()
     wanted = rows
     for attempt in itertools.count():
-        lives = ingest_sql.live_rows_insert(rows=wanted, warehouses=warehouses, token=token, now=timezone.now())
+        lives = ingest_sharing.live_rows_store(rows=wanted, warehouses=warehouses, token=token)
         if lives:  # one statement outside a transaction: committed when it returns
             live_queries_publish_soon(ids=[live.pk for live in lives])
         by_external.update({live.external_id: live for live in lives})

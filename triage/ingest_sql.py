@@ -67,6 +67,8 @@ LIVE_COLUMNS = (
 DEFAULTED_COLUMNS = {"invariants", "origin"}
 # What each row carries in the JSON parameter, and its SQL type.
 ROW_FIELDS = (
+    ("api_token_id", "bigint"),
+    ("client", "text"),
     ("external_id", "text"),
     ("question", "text"),
     ("sql", "text"),
@@ -102,15 +104,16 @@ def _statement() -> str:
         f"WITH input AS MATERIALIZED (SELECT nextval(pg_get_serial_sequence('{query_table}', 'id')) AS id, r.* "
         f"FROM json_to_recordset(%s::json) AS r({row_type})), "
         f"live AS (INSERT INTO {live_table} ({', '.join(LIVE_COLUMNS)}) "
-        "SELECT input.id, %s, %s, input.external_id, %s, NULL, %s, 1, NULL, NULL, '', 0, '', "
-        "'{}', '{}', '{}', NULL, %s "
-        # External-id order: two posts of the same ids wait on the unique index, never deadlock.
-        f"FROM input ORDER BY input.external_id ON CONFLICT ON CONSTRAINT {UNIQUE_CLIENT_EXTERNAL_ID} DO NOTHING "
-        "RETURNING query_id, external_id), "
+        "SELECT input.id, input.api_token_id, input.client, input.external_id, %s, NULL, %s, 1, NULL, NULL, '', 0, "
+        "'', '{}', '{}', '{}', NULL, %s "
+        # Key order: two statements of the same ids wait on the unique index, never deadlock.
+        "FROM input ORDER BY input.client, input.external_id "
+        f"ON CONFLICT ON CONSTRAINT {UNIQUE_CLIENT_EXTERNAL_ID} DO NOTHING "
+        "RETURNING query_id, client, external_id), "
         f"stored AS (INSERT INTO {query_table} ({', '.join(QUERY_COLUMNS)}) "
         "SELECT input.id, input.question, input.sql, input.dialect, input.warehouse_id, %s, NULL, input.external_id, "
         "'', '', input.metadata, %s, 0, input.overlap_key, false FROM input JOIN live ON live.query_id = input.id) "
-        "SELECT query_id, external_id FROM live"
+        "SELECT query_id, client, external_id FROM live"
     )
 
 
@@ -119,19 +122,17 @@ def usable() -> bool:
     return connection.vendor == "postgresql"
 
 
-def live_rows_insert(*, rows: list[dict], warehouses: dict, token, now) -> list[StoredLiveQuery]:
-    """Insert validated rows as queries and live rows in one statement; return what a caller reads of the new ones.
-
-    A row whose external id the client has stored already is skipped and absent from the result
-    (a concurrent post of the same id is waited for, then skipped). Rows must be free of NUL
-    characters and lone surrogates, which the API's validation refuses.
-    """
+def statement_rows(*, rows: list[dict], warehouses: dict, token) -> list[dict]:
+    """Return validated API rows as the statement's JSON rows (a token's client and id on each)."""
+    token_id, client = (token.pk, token.client) if token else (None, "")
     payload = []
     for row in rows:
         warehouse = warehouses[row["warehouse"]]
         external_id = row["external_id"]
         payload.append(
             {
+                "api_token_id": token_id,
+                "client": client,
                 "external_id": external_id,
                 "question": row["question"],
                 "sql": row["sql"],
@@ -141,18 +142,26 @@ def live_rows_insert(*, rows: list[dict], warehouses: dict, token, now) -> list[
                 "overlap_key": overlap_key_draw(external_id=external_id),
             }
         )
-    client = token.client if token else ""
-    params = [
-        json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
-        token.pk if token else None,
-        client,
-        IngestStatus.PENDING,
-        now,
-        now,
-        QuerySource.LIVE,
-        now,
-    ]
+    return payload
+
+
+def statement_run(*, rows: list[dict], now) -> list[StoredLiveQuery]:
+    """Store `statement_rows` output (of any number of posts and clients) in one statement; return the new rows.
+
+    A row whose (client, external id) is stored already is skipped and absent from the result (a
+    concurrent statement's row is waited for, then skipped); so is the second of two equal keys.
+    Rows must be free of NUL characters and lone surrogates, which the API's validation refuses.
+    """
+    params = [json.dumps(rows, ensure_ascii=False, separators=(",", ":")), IngestStatus.PENDING, now, now]
+    params += [QuerySource.LIVE, now]
     with connection.cursor() as cursor:
         cursor.execute(_statement(), params)
         stored = cursor.fetchall()
-    return [StoredLiveQuery(pk=query_id, external_id=external_id, client=client) for query_id, external_id in stored]
+    return [
+        StoredLiveQuery(pk=query_id, external_id=external_id, client=client) for query_id, client, external_id in stored
+    ]
+
+
+def live_rows_insert(*, rows: list[dict], warehouses: dict, token, now) -> list[StoredLiveQuery]:
+    """Insert validated rows as queries and live rows in one statement; return what a caller reads of the new ones."""
+    return statement_run(rows=statement_rows(rows=rows, warehouses=warehouses, token=token), now=now)
