@@ -1,7 +1,8 @@
 """The ingestion API's one hand-built statement: a post's queries and live rows in one round trip.
 
-On PostgreSQL a post's rows, however many, go in with one data-modifying statement: the rows
-travel as one JSON parameter (`json_to_recordset`), each gets a `labelling_query` id from
+On PostgreSQL a post's rows, however many (or the rows of several concurrent posts, any clients:
+`triage/ingest_sharing.py`), go in with one data-modifying statement: the rows travel as one JSON
+parameter (`json_to_recordset`), each with its token and client, each gets a `labelling_query` id from
 that table's sequence, the `triage_livequery` rows go in first with `ON CONFLICT DO NOTHING` on
 (client, external id), and only the live rows that went in get their `labelling_query` row
 (the foreign key is checked at commit, so the order is allowed). An external id posted before
