@@ -10,7 +10,8 @@ still protects an API: `SecurityMiddleware` (the https redirect, HSTS, nosniff, 
 opener policies), `CommonMiddleware`, `X-Frame-Options`, and the site's Content-Security-Policy,
 built once.
 The paths are matched whole, never as prefixes: any other path, the API's docs page and
-schema included, takes the site's stack and its login.
+schema included, takes the site's stack and its login. Django's test client and `config/asgi.py`
+run every path through the site's stack; `config/tests/test_machine_handler.py` calls this one.
 """
 
 import re
