@@ -19,9 +19,9 @@ def test_the_first_rows_are_a_limit_set_on_the_tree_keeping_the_order():
     assert not tree.find(exp.Subquery), "a statement without a cut of its own is limited in place"
 
 
-def test_a_trailing_comment_or_semicolon_cannot_swallow_the_limit():
+def test_a_trailing_comment_cannot_swallow_the_limit():
     # Pasting " LIMIT 3" after this text would put the LIMIT inside the comment.
-    text = first_rows_sql("SELECT order_id FROM orders; -- every order", "sqlite", 3)
+    text = first_rows_sql("SELECT order_id FROM orders -- every order", "sqlite", 3)
     assert limit_of(text) == 3
 
 
