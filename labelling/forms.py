@@ -116,30 +116,6 @@ class PublishForm(forms.Form):
     resolve = forms.ChoiceField(choices=RESOLVE_CHOICES, initial=ResolutionPolicy.MANUAL, required=False)
 
 
-class BrowseForm(forms.Form):
-    search = forms.CharField(required=False, label="Search question or SQL")
-    label = forms.ChoiceField(choices=[("", "any"), ("correct", "correct"), ("wrong", "wrong")], required=False)
-    error_class = forms.CharField(required=False, label="Error class")
-    labeller = forms.CharField(required=False)
-    disagreement = forms.ChoiceField(
-        choices=[("", "any"), ("yes", "labellers disagree"), ("no", "labellers agree")], required=False
-    )
-    source = forms.ChoiceField(
-        choices=[("", "any"), ("import", "import"), ("manual", "manual"), ("triage", "triage"), ("audit", "audit")],
-        required=False,
-        label="Label source",
-    )
-    meta_key = forms.CharField(required=False, max_length=100, label="Metadata key")
-    meta_value = forms.CharField(required=False, max_length=200, label="has the value")
-
-    def __init__(self, *args, labellers=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        # A choice of who labelled this version, not free text that silently matches nothing.
-        self.fields["labeller"] = forms.ChoiceField(
-            choices=[("", "anyone"), *((name, name) for name in labellers)], required=False
-        )
-
-
 class InvariantsForm(forms.Form):
     """An item's answer-free invariants as JSON (labelling/invariants.py), each bad field named."""
 

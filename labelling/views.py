@@ -18,7 +18,7 @@ from labelling import goldset_io, selectors, services
 from labelling.agreement_report import agreement_report, disagreement_rows
 from labelling.audit import audit_at_publish, audit_summary
 from labelling.blind import label_reveals_record, revealed_query_ids, sees_every_label
-from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, PublishForm
+from labelling.forms import AdjudicationForm, ImportForm, PublishForm
 from labelling.goldset_records import GoldImportError
 from labelling.lookups import agreement_scope, frozen_version
 from labelling.models import GoldSet, GoldSetVersion, Query, QuerySource
@@ -133,16 +133,9 @@ def version_browse(request, name, number):
     version = frozen_version(name, number)
     sees_all = sees_every_label(request.user)
     labellers = selectors.version_labeller_names(version=version) if sees_all else []
-    form = BrowseForm(request.GET or None, labellers=labellers)
-    filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
-    if not sees_all:
-        # Metadata is not a label: a blind labeller may filter on it too.
-        filters = selectors.BrowseFilters(
-            search=filters.search, meta_key=filters.meta_key, meta_value=filters.meta_value
-        )
-    page = Paginator(selectors.version_item_list(version=version, filters=filters), BROWSE_PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    # Metadata is not a label: a blind labeller may filter on it and search, nothing else.
+    filters = selectors.version_item_filter(version=version, params=request.GET, labellers=labellers, sees_all=sees_all)
+    page = Paginator(selectors.version_item_list(filters=filters), BROWSE_PAGE_SIZE).get_page(request.GET.get("page"))
     ids = [item.query_id for item in page]
     revealed = revealed_query_ids(user=request.user, gold_set=version.gold_set, query_ids=ids)
     details = selectors.item_details_get(query_ids=sorted(revealed))
@@ -160,12 +153,12 @@ def version_browse(request, name, number):
     context = {
         "version": version,
         "gold_set": version.gold_set,
-        "form": form,
+        "form": filters.form,
         "page": page,
         "rows": rows,
         "sees_all": sees_all,
         "agreement": agreement_report(gold_set=version.gold_set, version=version) if sees_all else None,
-        "filter_query": urlencode(filters.as_query()),
+        "filter_query": urlencode(filters.params()),
         "metadata_keys": selectors.version_metadata_keys(version=version),
     }
     return render(request, "labelling/version_browse.html", context)

@@ -60,7 +60,6 @@ def _respond(stem: str, fmt: str, columns: list[str], records: Iterable[dict]):
 @permission_required(VIEW_TRIAGE)
 def queue_export(request, fmt: str):
     """Download the whole claimable queue in its order, with the page's filters."""
-    filters = selectors.QueueFilters.from_query_dict(request.GET)
     records = (
         {
             **_common(item),
@@ -73,7 +72,7 @@ def queue_export(request, fmt: str):
             "created_at": item.created_at.isoformat(),
             "sla_breached": item.sla_breached,
         }
-        for item in selectors.queue_items(filters=filters)
+        for item in selectors.queue_items(params=request.GET)
     )
     return _respond("triage-queue", fmt, QUEUE_COLUMNS, records)
 

@@ -22,6 +22,7 @@ from labelling.taxonomy import class_choices
 from probes.models import Warehouse
 from triage import selectors
 from triage.claims import live_query_requeue
+from triage.filters import PROBE_OUTCOMES
 from triage.forms import DecisionForm, ReopenForm
 from triage.models import LiveQuery, TriageItem, TriageStatus
 from triage.monitoring import live_judges_monitor
@@ -45,15 +46,15 @@ def _get_item_for_user(request, pk, *, perm=VIEW_TRIAGE) -> TriageItem:
 @permission_required(VIEW_TRIAGE)
 def index(request):
     """Show the claimable queue in its useful order, with filters and SLA breaches."""
-    filters = selectors.QueueFilters.from_query_dict(request.GET)
+    filters = selectors.queue_filter(params=request.GET)
     page, claimable = selectors.queue_page(filters=filters, page=request.GET.get("page"))
     context = {
         "page": page,
         "claimable": claimable,
-        "filter_params": filters.as_params(),
-        "probe_outcomes": selectors.PROBE_OUTCOMES,
+        "filter_params": filters.params(),
+        "probe_outcomes": PROBE_OUTCOMES,
         "claimed": selectors.claimed_items(),
-        "filters": filters,
+        "filters": filters.values(),
         "warehouses": Warehouse.objects.values_list("name", flat=True),
         "judges": JudgeVersion.objects.select_related("judge").filter(triage_policies__isnull=False).distinct(),
         "error_classes": class_choices(None),
@@ -67,8 +68,8 @@ def index(request):
 @permission_required(WORK_TRIAGE)
 def claim_next(request):
     """Claim the next item (respecting the queue filters) and open it."""
-    filters = selectors.QueueFilters.from_query_dict(request.POST)
-    item = triage_item_claim_next(analyst=request.user, queryset=filters.apply(TriageItem.objects.all()))
+    filters = selectors.queue_filter(params=request.POST, queryset=TriageItem.objects.all())
+    item = triage_item_claim_next(analyst=request.user, queryset=filters.qs)
     if item is None:
         messages.info(request, "The queue is empty.")
         return redirect("triage:index")
