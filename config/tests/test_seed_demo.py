@@ -1,5 +1,6 @@
 """seed_demo loads everything the demo needs and can run again without harm."""
 
+import io
 import json
 import socket
 
@@ -8,7 +9,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from config.management.commands.seed_demo import DEMO_LIVE_COUNT, DEMO_USERS
+from config.management.commands.seed_demo import (
+    DEMO_LIVE_COUNT,
+    DEMO_USERS,
+    run_demo_calibration,
+    write_simulator_truth,
+)
 from judges.backends.ladder import RUNGS
 from judges.models import CalibrationRun, JudgeVersion
 from labelling.models import GoldSetVersion, Query
@@ -95,3 +101,16 @@ def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, private_
     assert GoldSetVersion.objects.filter(gold_set__name="demo").count() == 1
     assert CalibrationRun.objects.filter(label="demo").count() == 1
     assert Query.objects.filter(source="live").count() == DEMO_LIVE_COUNT
+
+
+@pytest.mark.django_db
+def test_where_the_simulator_is_off_seed_demo_writes_no_truth_and_runs_no_calibration(isolated_var, settings):
+    """Production settings turn the simulator off: the demo neither hands it gold labels nor calls it."""
+    settings.VENDOR_SIMULATOR_ENABLED = False
+    out = io.StringIO()
+    write_simulator_truth(out)
+    run_demo_calibration(out)
+    assert not (isolated_var / "simulator-truth.jsonl").exists()
+    assert "the vendor simulator is off here" in out.getvalue()
+    assert "demo calibration: no vendor simulator answers" in out.getvalue()
+    assert not CalibrationRun.objects.exists()

@@ -12,9 +12,6 @@ from judges.backends.base import (
     JudgeBackend,
     MalformedAnswer,
     VerdictResult,
-    parse_hypotheses_answer,
-    parse_verdict,
-    token_cost,
 )
 from judges.backends.cache_minimums import anthropic_cache_minimum
 from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy, milliseconds_since
@@ -170,26 +167,15 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
             "cache_read_tokens": usage.get("cache_read_input_tokens") or 0,
             "cache_write_tokens": usage.get("cache_creation_input_tokens") or 0,
         }
-        common = {
-            **tokens,
-            "cost_usd": token_cost(self.judge_version, discount=discount, **tokens),
-            "latency_ms": latency_ms,
-            "model_reported": raw.get("model") or "",
-            "raw_response": raw,
-            "context": context,
-            **(trace or {}),
-        }
-        try:
-            tool_input = _tool_input(raw, self.tool["name"])
-            if self.hypotheses:
-                answer = parse_hypotheses_answer(tool_input)
-                return VerdictResult(
-                    decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common
-                )
-            verdict = parse_verdict(tool_input)
-        except MalformedAnswer as exc:
-            return VerdictResult.error(f"malformed answer: {exc}", **common)
-        return VerdictResult(**verdict, **common)
+        return self.verdict_result(
+            raw,
+            tokens,
+            answer=lambda raw: _tool_input(raw, self.tool["name"]),
+            latency_ms=latency_ms,
+            context=context,
+            trace=trace,
+            discount=discount,
+        )
 
 
 def _tool_input(raw: dict, tool_name: str):

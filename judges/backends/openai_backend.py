@@ -14,9 +14,6 @@ from judges.backends.base import (
     JudgeBackend,
     MalformedAnswer,
     VerdictResult,
-    parse_hypotheses_answer,
-    parse_verdict,
-    token_cost,
 )
 from judges.backends.cache_minimums import OPENAI_CACHE_MINIMUM
 from judges.backends.policy import VendorBackendMixin
@@ -110,26 +107,9 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
             "cache_read_tokens": cached,
             "cache_write_tokens": 0,
         }
-        common = {
-            **tokens,
-            "cost_usd": token_cost(self.judge_version, **tokens),
-            "latency_ms": latency_ms,
-            "model_reported": raw.get("model") or "",
-            "raw_response": raw,
-            "context": context,
-            **(trace or {}),
-        }
-        try:
-            payload = self._payload(raw)
-            if self.hypotheses:
-                answer = parse_hypotheses_answer(payload)
-                return VerdictResult(
-                    decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common
-                )
-            verdict = parse_verdict(payload)
-        except MalformedAnswer as exc:
-            return VerdictResult.error(f"malformed answer: {exc}", **common)
-        return VerdictResult(**verdict, **common)
+        return self.verdict_result(
+            raw, tokens, answer=self._payload, latency_ms=latency_ms, context=context, trace=trace
+        )
 
     def _payload(self, raw: dict):
         choices = raw.get("choices") or []

@@ -16,7 +16,14 @@ import threading
 import time
 from dataclasses import dataclass
 
-from judges.backends.base import MalformedAnswer, VerdictResult, instructions_for
+from judges.backends.base import (
+    MalformedAnswer,
+    VerdictResult,
+    instructions_for,
+    parse_hypotheses_answer,
+    parse_verdict,
+    token_cost,
+)
 from judges.backends.cache_minimums import prefix_may_be_cached
 from judges.backends.prompt import CacheWarmGate, Prompt, prefix_sha256, prompt_build, request_split
 from judges.backends.simulator_marker import answer_is_simulated, answer_trace
@@ -297,6 +304,34 @@ class VendorBackendMixin:
         if not trace["simulated"]:
             self.mark_answer(trace, context, body=body)
         return self.result_from(body, latency_ms=milliseconds_since(started), context=context, trace=trace)
+
+    def verdict_result(
+        self, raw: dict, tokens: dict, *, answer, latency_ms: float, context: dict, trace=None, discount=1
+    ) -> VerdictResult:
+        """A result from a vendor's answer (its JSON): usage and cost always, the verdict if well-formed.
+
+        `answer(raw)` finds the model's payload in the vendor's shape, or raises MalformedAnswer.
+        """
+        common = {
+            **tokens,
+            "cost_usd": token_cost(self.judge_version, discount=discount, **tokens),
+            "latency_ms": latency_ms,
+            "model_reported": raw.get("model") or "",
+            "raw_response": raw,
+            "context": context,
+            **(trace or {}),
+        }
+        try:
+            payload = answer(raw)
+            if self.hypotheses:
+                found = parse_hypotheses_answer(payload)
+                return VerdictResult(
+                    decision="accept", reason=found["reason"], hypotheses=found["hypotheses"], **common
+                )
+            verdict = parse_verdict(payload)
+        except MalformedAnswer as exc:
+            return VerdictResult.error(f"malformed answer: {exc}", **common)
+        return VerdictResult(**verdict, **common)
 
     def call_through_gate(self, trace: dict, call):
         """Make the call; the first call with a new cacheable prefix goes alone (see CacheWarmGate).
