@@ -10,7 +10,7 @@ from labelling.models import Label, LabelSource
 from tests.support.concurrency import run_concurrently
 from triage.models import ResolutionEvent, TriageItem, TriageStatus
 from triage.queue import triage_item_claim_next, triage_item_reopen, triage_item_resolve
-from triage.selectors import queue_items
+from triage.selectors import queue_filter, queue_items
 from triage.tests import factories
 
 
@@ -42,6 +42,15 @@ def test_filters_narrow_the_queue_by_warehouse_and_guess():
     factories.triage_item(error_class_guess="missing_filter")
     found = queue_items(params={"warehouse": "shop", "error_class": "join_fanout"})
     assert [item.pk for item in found] == [mine.pk]
+
+
+@pytest.mark.django_db
+def test_a_filter_value_the_form_refuses_filters_nothing_and_is_not_passed_on():
+    mine = factories.triage_item(error_class_guess="join_fanout")
+    params = {"warehouse": "shop", "judge": "not-a-number", "probe": "gremlins", "older_than": "0", "q": "  "}
+    filters = queue_filter(params=params)
+    assert [item.pk for item in filters.qs] == [mine.pk]
+    assert filters.params() == {"warehouse": "shop"}, "links, the claim form and the download carry only valid filters"
 
 
 @pytest.mark.django_db
