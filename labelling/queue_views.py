@@ -149,7 +149,7 @@ def queue_undo(request, scope):
         return redirect("labelling:queue", scope)
     restored = services.label_undo(label=last)
     said = f"Undone: your label {last.decision} of {last.query.external_id} is withdrawn" + (
-        f"; your earlier label {restored.decision} is current again." if restored else "; label it again."
+        f"; your earlier label {restored.decision} is current again." if restored else "; label it again now."
     )
     if not request.htmx:
         messages.success(request, said)
