@@ -1,4 +1,4 @@
-"""Reads of the labeller's queue: the next item, the labeller's history, progress, the SQL's columns."""
+"""Reads of the labeller's queue: the next item, what waits for them, history, disagreements, the SQL's columns."""
 
 from django.db.models import Q
 from sqlglot import exp
