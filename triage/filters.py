@@ -1,10 +1,13 @@
 """The resolved list's filters (django-filter): decision, error class, analyst and a date range."""
 
 import django_filters
+from django import forms
 from django.contrib.auth import get_user_model
 
 from labelling.taxonomy import class_choices
 from triage.models import Resolution, TriageItem, TriageStatus
+
+DATE_INPUT = forms.DateInput(attrs={"type": "date"})
 
 
 def _analysts(request):
@@ -27,14 +30,11 @@ class ResolvedFilter(django_filters.FilterSet):
     analyst = django_filters.ModelChoiceFilter(
         field_name="resolved_by", queryset=_analysts, label="Analyst", empty_label="anyone"
     )
-    since = django_filters.DateFilter(field_name="resolved_at", lookup_expr="date__gte", label="Resolved from")
-    until = django_filters.DateFilter(field_name="resolved_at", lookup_expr="date__lte", label="to")
+    since = django_filters.DateFilter(
+        field_name="resolved_at", lookup_expr="date__gte", label="Resolved from", widget=DATE_INPUT
+    )
+    until = django_filters.DateFilter(field_name="resolved_at", lookup_expr="date__lte", label="to", widget=DATE_INPUT)
 
     class Meta:
         model = TriageItem
         fields = ["decision", "error_class", "analyst", "since", "until"]
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.form.fields["since"].widget.input_type = "date"
-        self.form.fields["until"].widget.input_type = "date"
