@@ -11,7 +11,7 @@ from django.urls import reverse
 from labelling.goldset_io import goldset_import
 from labelling.models import LabelReveal, QuerySource
 from labelling.queue_selectors import disagreement_get, queue_item_get_next, queue_waiting_for
-from labelling.services import label_create, label_undo
+from labelling.services import goldset_publish, label_create, label_undo
 from labelling.tests import factories
 from tests.support.access import admitted, denied
 
@@ -160,3 +160,14 @@ def test_an_import_with_warehouses_warns_about_nothing(tmp_path, demo_sqlite_war
     out = StringIO()
     call_command("import_gold", str(path), "--gold-set", "cmd-demo", stdout=out)
     assert "Warning" not in out.getvalue()
+
+
+def test_the_version_page_links_each_id_to_its_adjudication_page_for_adjudicators(client_for, role_users):
+    gold_set = factories.gold_set(name="versioned")
+    query = factories.query(gold_set=gold_set, external_id="v-1")
+    label_create(query=query, labeller=role_users["labeller"], decision="correct")
+    version = goldset_publish(gold_set=gold_set, user=role_users["ml_engineer"], note="")
+    url = reverse("labelling:version_browse", args=["versioned", version.number])
+    link = f'href="{reverse("labelling:adjudication", args=[query.pk])}"'
+    assert link in client_for("ml_engineer").get(url).content.decode()
+    assert link not in client_for("labeller").get(url).content.decode()  # blind: the page would show labels
