@@ -102,7 +102,7 @@ class ImportSummary:
         return [
             f"{n} new item{'s name' if n != 1 else ' names'} no warehouse, so no result preview is possible for"
             f" {'them' if n != 1 else 'it'}. To preview items, give each one a registered warehouse when it is"
-            " imported: a `warehouse` column, or a metadata key naming it (Warehouse from on the import page,"
+            ' imported: a "warehouse" column, or a metadata key naming it ("Warehouse from" on the import page,'
             " --warehouse-from for import_gold)."
         ]
 
