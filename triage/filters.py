@@ -1,18 +1,22 @@
-"""The analyst queue's filters (django-filter): search, warehouse, judge, error class guess, probe outcome, age.
+"""The triage pages' filters (django-filter): the analyst queue's, and the resolved list's.
 
-One FilterSet serves the queue page, the claim form (the next item under the same filters)
-and the queue's download. A value the form refuses (a judge that is not a number, an
-unknown probe outcome) filters nothing, as an empty one does.
+`QueueFilter` (search, warehouse, judge, error class guess, probe outcome, age) serves the
+queue page, the claim form (the next item under the same filters) and the queue's download;
+`ResolvedFilter` (decision, error class, analyst, a date range) the resolved list. A value
+a filter's form refuses (a judge that is not a number, an unknown probe outcome) filters
+nothing, as an empty one does.
 """
 
 from datetime import timedelta
 
 import django_filters
 from django import forms
+from django.contrib.auth import get_user_model
 from django.db.models import Q
 from django.utils import timezone
 
-from triage.models import TriageItem
+from labelling.taxonomy import class_choices
+from triage.models import Resolution, TriageItem, TriageStatus
 
 PROBE_OUTCOMES = {
     "confirmed": "probe confirmed",
@@ -68,3 +72,36 @@ class QueueFilter(django_filters.FilterSet):
         return {
             name: str(int(value) if name in ("judge", "older_than") else value) for name, value in self.values().items()
         }
+
+
+DATE_INPUT = forms.DateInput(attrs={"type": "date"})
+
+
+def _analysts(request):
+    """Offer the analysts who resolved something, not every account."""
+    resolvers = TriageItem.objects.filter(status=TriageStatus.RESOLVED).values("resolved_by")
+    return get_user_model().objects.filter(pk__in=resolvers).order_by("username")
+
+
+def _error_class_choices():
+    return class_choices(None)
+
+
+class ResolvedFilter(django_filters.FilterSet):
+    decision = django_filters.ChoiceFilter(
+        field_name="resolution", choices=Resolution.choices, label="Decision", empty_label="any"
+    )
+    error_class = django_filters.ChoiceFilter(
+        field_name="resolution_error_class", choices=_error_class_choices, label="Error class", empty_label="any"
+    )
+    analyst = django_filters.ModelChoiceFilter(
+        field_name="resolved_by", queryset=_analysts, label="Analyst", empty_label="anyone"
+    )
+    since = django_filters.DateFilter(
+        field_name="resolved_at", lookup_expr="date__gte", label="Resolved from", widget=DATE_INPUT
+    )
+    until = django_filters.DateFilter(field_name="resolved_at", lookup_expr="date__lte", label="to", widget=DATE_INPUT)
+
+    class Meta:
+        model = TriageItem
+        fields = ["decision", "error_class", "analyst", "since", "until"]
