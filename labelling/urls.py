@@ -19,6 +19,7 @@ urlpatterns = [
     path("queries/<int:pk>/adjudicate/", views.adjudicate, name="adjudicate"),
     path("goldsets/<slug:name>/", views.goldset_detail, name="goldset_detail"),
     path("goldsets/<slug:name>/publish/", views.goldset_publish, name="goldset_publish"),
+    path("goldsets/<slug:name>/thresholds/", views.goldset_thresholds, name="goldset_thresholds"),
     path("goldsets/<slug:name>/agreement/", views.agreement, name="agreement"),
     path("goldsets/<slug:name>/agreement.<str:fmt>", export_views.agreement_export, name="agreement_export"),
     path(
