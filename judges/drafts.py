@@ -21,7 +21,7 @@ from django.db import transaction
 from judges import services
 from judges.backends import get_backend, judge_safely
 from judges.examples import judge_version_examples_add
-from judges.models import Judge, JudgeVersion, Verdict
+from judges.models import Backend, Judge, JudgeVersion, Verdict
 from judges.selectors import verdict_trace_get
 from judges.vendor_access import redact_secrets
 from labelling.models import GoldSetVersion, GoldSetVersionItem
@@ -86,6 +86,8 @@ def gold_item_for_try(item: tuple[int, str]) -> GoldSetVersionItem:
 
 def judge_draft_try(*, judge: Judge, user, fields: dict, examples: list[tuple[int, str]], item) -> dict:
     """Run the draft version on one gold item; return its verdict (unsaved) and trace. Nothing is stored."""
+    if fields.get("backend") == Backend.REPLAY:
+        raise ValidationError("a replay judge holds verdicts imported from elsewhere: it cannot be tried on an item")
     gold_item = gold_item_for_try(item)
     with transaction.atomic():
         version = services.judge_version_create(judge=judge, user=user, **fields)

@@ -45,6 +45,11 @@ class JudgeVersionForm(forms.ModelForm):
     def clean_config(self):
         return self.cleaned_data.get("config") or {}
 
+    def clean_prompt_template(self):
+        # A browser sends a textarea's lines with CRLF: store them as shown, so the built-in prompt
+        # sent back unchanged stays the built-in one (judges.selectors.prompt_as_stored).
+        return (self.cleaned_data.get("prompt_template") or "").replace("\r\n", "\n")
+
     def clean_schema_token_budget(self):
         value = self.cleaned_data.get("schema_token_budget")
         return JudgeVersion._meta.get_field("schema_token_budget").default if value is None else value

@@ -173,3 +173,12 @@ def test_who_may_not_change_judges_cannot_see_candidates_or_try(client_for, setu
     miss = sorted(setup["misses"])[0]
     assert denied(client.post(url, draft_data(judge_version, try_item=value(setup, miss), confirm="try")))
     assert Verdict.objects.count() == before
+
+
+def test_the_built_in_prompt_sent_back_with_a_browsers_crlf_lines_stays_the_built_in_one(client_for, setup):
+    judge_version = setup["judge_version"]
+    data = draft_data(judge_version, note="only a note", confirm="save")
+    data["prompt_template"] = data["prompt_template"].replace("\n", "\r\n")  # as a textarea posts it
+    client_for("ml_engineer").post(reverse("judges:judge_edit", args=[judge_version.judge_id]), data)
+    saved = judge_version.judge.versions.get(number=2)
+    assert saved.prompt_template == "" and saved.note == "only a note"
