@@ -4,6 +4,7 @@ import json
 from io import StringIO
 
 import pytest
+from auditlog.models import LogEntry
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import IntegrityError, transaction
@@ -95,6 +96,10 @@ def test_an_ml_engineer_sets_the_thresholds_on_the_gold_set_page_and_the_dashboa
     answer = client.post(url, {"catch_lower": "0.8", "false_reject_upper": "0.07", "kappa_lower": "0.6"})
     assert admitted(answer)
     assert GoldSet.objects.get(name="thr").fitness_gate_false_reject_upper == 0.07
+    # Who moved a threshold, and from what, is in the audit log.
+    entry = LogEntry.objects.get_for_object(GoldSet.objects.get(name="thr")).filter(action=LogEntry.Action.UPDATE).get()
+    assert entry.actor.username == "ml_engineer-user"
+    assert entry.changes_dict["fitness_gate_false_reject_upper"] == [0.05, 0.07]
     html = client.get(dashboard).content.decode()
     assert 'data-fitness="gate"' in html and "≤ 0.07" in html
     # The JSON report and judge_report say the same.
