@@ -12,6 +12,7 @@ from judges.tests.calibration_builders import add_verdicts, item_queries, make_r
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
 from labelling.models import GoldSetVersion
 from labelling.splits import goldset_split
+from probes.models import ProbeRun
 from tests.support.access import denied
 
 pytestmark = pytest.mark.django_db
@@ -182,3 +183,20 @@ def test_the_built_in_prompt_sent_back_with_a_browsers_crlf_lines_stays_the_buil
     client_for("ml_engineer").post(reverse("judges:judge_edit", args=[judge_version.judge_id]), data)
     saved = judge_version.judge.versions.get(number=2)
     assert saved.prompt_template == "" and saved.note == "only a note"
+
+
+def test_a_try_of_a_probing_judge_keeps_its_transaction_and_stores_no_probe_or_verdict(client_for, vendor_simulator):
+    # The hypothesis-and-probe backend reads the database from its own threads: judge_safely would close
+    # this thread's connections after it, which inside the try's transaction would break it.
+    version = gold_set_version_with(mixed_items(correct=1, wrong=1), name="probing")
+    GoldSetVersion.objects.filter(pk=version.pk).update(is_frozen=True)
+    judge_version = simulated_version(name="prober", backend="hypothesis_probe")
+    wrong = next(q for q in item_queries(version) if "wrong" in q.sql)
+    answer = client_for("ml_engineer").post(
+        reverse("judges:judge_edit", args=[judge_version.judge_id]),
+        draft_data(judge_version, try_item=f"{version.pk}:{wrong.external_id}", confirm="try"),
+    )
+    assert answer.status_code == 200 and answer.context["tried"]["verdict"].decision in ("accept", "reject", "error")
+    assert vendor_simulator.calls_per_sql[wrong.sql] == 1
+    assert not Verdict.objects.exists() and not ProbeRun.objects.exists()
+    assert judge_version.judge.versions.count() == 1
