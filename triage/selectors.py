@@ -22,7 +22,7 @@ from triage.models import (
 )
 from triage.monitoring import CALIBRATION_RULE
 from triage.policy import policy_current
-from triage.queue import claimable_q
+from triage.queue import QUEUE_ORDER, claimable_q
 
 PROBE_OUTCOMES = {
     "confirmed": "probe confirmed",
@@ -115,7 +115,7 @@ def _queue_queryset(filters: QueueFilters):
     return (
         filters.apply(TriageItem.objects.filter(claimable_q(timezone.now())))
         .select_related("query__warehouse")
-        .order_by("-probe_confirmed", "-judges_agreeing", "created_at", "pk")
+        .order_by(*QUEUE_ORDER, "pk")
     )
 
 
@@ -136,17 +136,21 @@ def claimed_items() -> list[TriageItem]:
     )
 
 
-def resolved_items(*, limit: int = 200):
-    """The latest resolved items, newest first (the resolved page)."""
-    return _resolved_queryset()[:limit]
+RESOLVED_PAGE_LIMIT = 200
 
 
-def resolved_items_all() -> Iterator[TriageItem]:
-    """Every resolved item, newest first (the download), read in chunks."""
-    return _resolved_queryset().iterator(chunk_size=EXPORT_CHUNK)
+def resolved_items(*, queryset=None, limit: int = RESOLVED_PAGE_LIMIT):
+    """The latest resolved items (of `queryset`, e.g. the page's filters), newest first (the resolved page)."""
+    return (queryset if queryset is not None else resolved_queryset())[:limit]
 
 
-def _resolved_queryset():
+def resolved_items_all(*, queryset=None) -> Iterator[TriageItem]:
+    """Every resolved item (of `queryset`), newest first (the download), read in chunks."""
+    return (queryset if queryset is not None else resolved_queryset()).iterator(chunk_size=EXPORT_CHUNK)
+
+
+def resolved_queryset():
+    """Resolved items, newest first, with what the list shows (query, warehouse, analyst)."""
     return (
         TriageItem.objects.filter(status=TriageStatus.RESOLVED)
         .select_related("query__warehouse", "resolved_by")
