@@ -24,8 +24,8 @@ ALL_ROLES = (LABELLER, ANALYST, ML_ENGINEER, ADMIN)
 # The permission each kind of page or action checks.
 LABEL_QUERIES = "labelling.add_label"  # the labeller's queue
 VIEW_GOLDSETS = "labelling.view_goldset"  # gold sets, their versions, previews
-# Publish, import, adjudicate, audit, agreement, exports; seeing every label. Not change_goldset:
-# the gold set's own settings (label reveal) are an admin's, in the admin site.
+# Publish, import, adjudicate, audit, agreement, exports, the fitness thresholds; seeing every label.
+# Not change_goldset: the gold set's other settings (label reveal) are an admin's, in the admin site.
 MANAGE_GOLDSETS = "labelling.add_goldsetversion"
 MANAGE_TAXONOMIES = "labelling.change_taxonomy"
 VIEW_LABELLER_PROGRESS = "auth.view_user"

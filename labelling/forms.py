@@ -116,6 +116,39 @@ class PublishForm(forms.Form):
     resolve = forms.ChoiceField(choices=RESOLVE_CHOICES, initial=ResolutionPolicy.MANUAL, required=False)
 
 
+class FitnessThresholdsForm(forms.Form):
+    """The bounds a gold set's judges must clear to gate or to monitor (judges.fitness)."""
+
+    catch_lower = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        label="Gate: catch rate's lower bound at least",
+        widget=forms.NumberInput({"step": "0.01"}),
+    )
+    false_reject_upper = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        label="and false-reject rate's upper bound at most",
+        widget=forms.NumberInput({"step": "0.01"}),
+    )
+    kappa_lower = forms.FloatField(
+        min_value=-1,
+        max_value=1,
+        label="Monitor: κ vs gold's lower bound at least",
+        widget=forms.NumberInput({"step": "0.01"}),
+    )
+
+    @classmethod
+    def of(cls, gold_set) -> "FitnessThresholdsForm":
+        return cls(
+            initial={
+                "catch_lower": gold_set.fitness_gate_catch_lower,
+                "false_reject_upper": gold_set.fitness_gate_false_reject_upper,
+                "kappa_lower": gold_set.fitness_monitor_kappa_lower,
+            }
+        )
+
+
 class InvariantsForm(forms.Form):
     """An item's answer-free invariants as JSON (labelling/invariants.py), each bad field named."""
 

@@ -25,7 +25,7 @@ from labelling import goldset_io, selectors, services
 from labelling.agreement_report import agreement_report, disagreement_rows
 from labelling.audit import audit_at_publish, audit_summary
 from labelling.blind import label_reveals_record, revealed_query_ids, sees_every_label
-from labelling.forms import AdjudicationForm, ImportForm, PublishForm
+from labelling.forms import AdjudicationForm, FitnessThresholdsForm, ImportForm, PublishForm
 from labelling.goldset_records import GoldImportError
 from labelling.lookups import agreement_scope, frozen_version
 from labelling.models import GoldSet, GoldSetVersion, Query
@@ -86,11 +86,28 @@ def goldset_detail(request, name):
     gold_set = get_object_or_404(GoldSet, name=name)
     versions = gold_set.versions.filter(is_frozen=True).select_related("published_by").order_by("-number")
     can_manage = request.user.has_perm(MANAGE_GOLDSETS)
-    return render(
+    context = {"gold_set": gold_set, "versions": versions, "can_manage": can_manage, "publish_form": PublishForm()}
+    context["thresholds_form"] = FitnessThresholdsForm.of(gold_set)
+    return render(request, "labelling/goldset_detail.html", context)
+
+
+@require_POST
+@permission_required(MANAGE_GOLDSETS)
+def goldset_thresholds(request, name):
+    """Set the fitness thresholds (gate, monitor) the gold set's judges are held to."""
+    gold_set = get_object_or_404(GoldSet, name=name)
+    form = FitnessThresholdsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Thresholds not changed: {form.errors.as_text()}")
+        return redirect(reverse("labelling:goldset_detail", args=[name]) + "#fitness-thresholds")
+    services.goldset_fitness_thresholds_set(gold_set=gold_set, **form.cleaned_data)
+    data = form.cleaned_data
+    messages.success(
         request,
-        "labelling/goldset_detail.html",
-        {"gold_set": gold_set, "versions": versions, "can_manage": can_manage, "publish_form": PublishForm()},
+        f"Fitness thresholds of {gold_set}: gate when catch's lower bound ≥ {data['catch_lower']:g} and false reject's "
+        f"upper bound ≤ {data['false_reject_upper']:g}; monitor when κ's lower bound ≥ {data['kappa_lower']:g}.",
     )
+    return redirect(reverse("labelling:goldset_detail", args=[name]) + "#fitness-thresholds")
 
 
 @require_POST
