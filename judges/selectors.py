@@ -10,6 +10,7 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from config.keyset import keyset_rows
 from judges import metrics
 from judges.backends import vendor_backend
 from judges.backends.base import instructions_for
@@ -183,13 +184,9 @@ def verdict_trace_get(*, verdict: Verdict, prefix_body: dict | None = None) -> d
 def verdict_trace_list(*, run: CalibrationRun):
     """Yield the trace of every verdict of a run, in id order; each prefix is read once."""
     prefixes: dict[int, dict] = {}
-    verdicts = (
-        Verdict.objects.filter(run=run)
-        .select_related("judge_version__judge", "query")
-        .order_by("pk")
-        .iterator(chunk_size=2000)
-    )
-    for verdict in verdicts:
+    verdicts = Verdict.objects.filter(run=run).select_related("judge_version__judge", "query")
+    # Keyset pages by id (config/keyset.py): no OFFSET, no cursor held open for the whole run.
+    for verdict in keyset_rows(verdicts, ("pk",), chunk=2000):
         prefix_id = verdict.prompt_prefix_id
         if prefix_id and prefix_id not in prefixes:
             prefixes[prefix_id] = PromptPrefix.objects.values_list("body", flat=True).get(pk=prefix_id)

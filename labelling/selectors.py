@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q
 from django.db.models.fields.json import KeyTransform
 
+from config.keyset import keyset_chunks
 from labelling.error_classes import error_class_holds_q
 from labelling.models import (
     UNCLASSIFIED,
@@ -298,10 +299,8 @@ def own_labels_get(*, user, query_ids: list[int]) -> dict[int, Label]:
 def version_item_record_list(*, version: GoldSetVersion, filters: BrowseFilters, chunk: int = 1000) -> Iterator[dict]:
     """Yield the filtered items with every label and adjudication, as plain dicts (for export)."""
     items = version_item_list(version=version, filters=filters)
-    for start in itertools.count(0, chunk):
-        page = list(items[start : start + chunk])
-        if not page:
-            return
+    # Keyset pages by query id (config/keyset.py), not OFFSET: each page starts where the last ended.
+    for page in keyset_chunks(items, ("query_id",), chunk=chunk):
         details = item_details_get(query_ids=[item.query_id for item in page])
         for item in page:
             detail = details[item.query_id]

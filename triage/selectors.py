@@ -1,6 +1,5 @@
 """Reads of the triage app: the queue, an item's evidence, the dashboard figures."""
 
-import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -9,6 +8,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from config.keyset import keyset_chunks, keyset_rows
 from judges.metrics import percentile
 from judges.models import JudgeVersion, Verdict
 from triage.models import (
@@ -31,6 +31,9 @@ PROBE_OUTCOMES = {
 }
 QUEUE_PAGE_SIZE = 25
 EXPORT_CHUNK = 2000  # rows a download reads from the database at a time
+# The queue's order and the resolved list's, each ending in the primary key: downloads page by them (keyset).
+QUEUE_ORDER = ("-probe_confirmed", "-judges_agreeing", "created_at", "pk")
+RESOLVED_ORDER = ("-resolved_at", "-pk")
 
 
 @dataclass(frozen=True)
@@ -97,8 +100,7 @@ class QueueFilters:
 
 def queue_items(*, filters: QueueFilters) -> Iterator[TriageItem]:
     """Every claimable item in queue order (the download), read in chunks, each marked with the SLA."""
-    items = _queue_queryset(filters).iterator(chunk_size=EXPORT_CHUNK)
-    while chunk := list(itertools.islice(items, EXPORT_CHUNK)):
+    for chunk in keyset_chunks(_queue_queryset(filters), QUEUE_ORDER, chunk=EXPORT_CHUNK):
         yield from _mark_sla(chunk)
 
 
@@ -115,7 +117,7 @@ def _queue_queryset(filters: QueueFilters):
     return (
         filters.apply(TriageItem.objects.filter(claimable_q(timezone.now())))
         .select_related("query__warehouse")
-        .order_by("-probe_confirmed", "-judges_agreeing", "created_at", "pk")
+        .order_by(*QUEUE_ORDER)
     )
 
 
@@ -143,14 +145,14 @@ def resolved_items(*, limit: int = 200):
 
 def resolved_items_all() -> Iterator[TriageItem]:
     """Every resolved item, newest first (the download), read in chunks."""
-    return _resolved_queryset().iterator(chunk_size=EXPORT_CHUNK)
+    return keyset_rows(_resolved_queryset(), RESOLVED_ORDER, chunk=EXPORT_CHUNK)
 
 
 def _resolved_queryset():
     return (
         TriageItem.objects.filter(status=TriageStatus.RESOLVED)
         .select_related("query__warehouse", "resolved_by")
-        .order_by("-resolved_at", "-pk")
+        .order_by(*RESOLVED_ORDER)
     )
 
 
