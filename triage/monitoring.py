@@ -221,13 +221,21 @@ def sample_live_rates(sample: LiveSample) -> estimates.LiveRates:
     )
 
 
-def live_judges_monitor() -> list[tuple[EstimateSnapshot, list[Alert]]]:
-    """Monitor every judge of the policy in force for drift (the hourly part of `monitor_judges`)."""
+def live_judges_monitor(progress=None) -> list[tuple[EstimateSnapshot, list[Alert]]]:
+    """Monitor every judge of the policy in force for drift (the hourly part of `monitor_judges`).
+
+    `progress(done, total)`, if given, is told after each judge (the dashboard's "Compute it now").
+    """
     policy = policy_current()
     if policy is None:
         return []
-    versions = policy.judge_versions.select_related("judge").order_by("pk")
-    return [judge_monitor(judge_version=version, policy=policy) for version in versions]
+    versions = list(policy.judge_versions.select_related("judge").order_by("pk"))
+    results = []
+    for version in versions:
+        results.append(judge_monitor(judge_version=version, policy=policy))
+        if progress:
+            progress(len(results), len(versions))
+    return results
 
 
 def policy_judges_fitness(policy) -> list[tuple[object, dict | None]]:
