@@ -206,16 +206,16 @@ AGE_BUCKETS = [
 
 
 def age_distribution(*, now=None) -> list[dict]:
-    """Count waiting items by age bucket, for the dashboard's bar chart."""
+    """Count waiting items by age bucket, for the dashboard's bar chart (counted by the database, in one query)."""
     now = now or timezone.now()
-    ages = [
-        now - created for created in TriageItem.objects.filter(claimable_q(now)).values_list("created_at", flat=True)
-    ]
-    rows, lower = [], timedelta(0)
-    for name, upper in AGE_BUCKETS:
-        count = sum(1 for age in ages if age >= lower and (upper is None or age < upper))
-        rows.append({"name": name, "count": count})
+    buckets, lower = {}, timedelta(0)
+    for index, (_, upper) in enumerate(AGE_BUCKETS):
+        # age >= lower and age < upper, as times: created at or before now - lower, after now - upper.
+        within = Q(created_at__lte=now - lower) & (Q() if upper is None else Q(created_at__gt=now - upper))
+        buckets[f"bucket_{index}"] = Count("pk", filter=within)
         lower = upper or lower
+    counts = TriageItem.objects.filter(claimable_q(now)).aggregate(**buckets)
+    rows = [{"name": name, "count": counts[f"bucket_{index}"]} for index, (name, _) in enumerate(AGE_BUCKETS)]
     peak = max((r["count"] for r in rows), default=0) or 1
     for row in rows:
         row["width"] = round(100 * row["count"] / peak)
@@ -227,13 +227,18 @@ def judge_live_precision(*, since=None) -> list[dict]:
     resolved = TriageItem.objects.filter(status=TriageStatus.RESOLVED).exclude(resolution=Resolution.UNCLEAR)
     if since:
         resolved = resolved.filter(resolved_at__gte=since)
+    # One grouped query: per rejecting judge, its resolved flags and those confirmed wrong.
+    counted = {
+        judge_version: (decided, confirmed)
+        for judge_version, decided, confirmed in resolved.filter(rejecting_judges__isnull=False)
+        .values("rejecting_judges")
+        .annotate(decided=Count("pk"), confirmed=Count("pk", filter=Q(resolution=Resolution.CONFIRMED_WRONG)))
+        .order_by()
+        .values_list("rejecting_judges", "decided", "confirmed")
+    }
     rows = []
-    for version in JudgeVersion.objects.filter(
-        pk__in=resolved.values_list("rejecting_judges", flat=True)
-    ).select_related("judge"):
-        mine = resolved.filter(rejecting_judges=version)
-        decided = mine.count()
-        confirmed = mine.filter(resolution=Resolution.CONFIRMED_WRONG).count()
+    for version in JudgeVersion.objects.filter(pk__in=list(counted)).select_related("judge"):
+        decided, confirmed = counted[version.pk]
         rows.append({"judge": str(version), "flags": decided, "confirmed": confirmed, "precision": confirmed / decided})
     for row in rows:
         row["width"] = round(100 * row["precision"])
