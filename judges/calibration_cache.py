@@ -4,10 +4,10 @@ The dashboard's htmx partials (an ensemble, a heatmap cell, a confusion cell, th
 items) and its downloads each need the same `CalibrationData` the page loaded. Loading it
 again per request would make every click cost a full read of the verdicts; instead the
 loaded arrays are kept in Django's cache under the selection (gold-set version, runs, item
-source, split) with the newest verdict id of those runs beside them. A request reads the
-runs and that id (two small queries) and reuses the arrays when nothing was added since;
-otherwise it loads again and replaces the entry, so a running calibration keeps one entry
-per selection, never one per verdict.
+source, split) with the newest verdict of those runs (its id and time) beside them. A
+request reads the runs and that verdict (two small queries) and reuses the arrays when
+nothing was added since; otherwise it loads again and replaces the entry, so a running
+calibration keeps one entry per selection, never one per verdict.
 
 The arrays are stored with what the report reads beside them (the taxonomy, the class
 guesses, the run labels), so a page built from a reused load reads no verdict at all. A
@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 
 from django.core.cache import cache
-from django.db.models import Max
 
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.class_guesses import class_data_ensure
@@ -44,11 +43,14 @@ def selection_cache_key(gold_set_version_id: int, run_ids: list[int], source: st
     return f"docket:calibration:{CACHE_LAYOUT}:{digest}"
 
 
-def newest_verdict_id(run_ids: list[int]) -> int:
-    """Return the newest verdict id of the runs (0 without verdicts): what changes when a verdict is added."""
+def newest_verdict(run_ids: list[int]) -> tuple | None:
+    """Return (id, created at) of the runs' newest verdict (None without one): what changes when a verdict is added.
+
+    The time too: an id can come back after a rolled-back insert (SQLite reuses it), a time does not.
+    """
     if not run_ids:
-        return 0
-    return Verdict.objects.filter(run_id__in=run_ids).aggregate(newest=Max("pk"))["newest"] or 0
+        return None
+    return Verdict.objects.filter(run_id__in=run_ids).order_by("-pk").values_list("pk", "created_at").first()
 
 
 def calibration_cached(
@@ -61,8 +63,8 @@ def calibration_cached(
     selection = selection or RunSelection()
     run_ids = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
     key = selection_cache_key(gold_set_version.pk, run_ids, selection.source, split)
-    newest = newest_verdict_id(run_ids)
-    kept = cache.get(key)
+    newest = newest_verdict(run_ids)
+    kept = cache.get(key) if newest is not None else None
     if kept is not None and kept["newest"] == newest:
         # Each read is its own copy (the cache pickles): naming this request's selection changes no one else's.
         data = kept["data"]
@@ -73,6 +75,6 @@ def calibration_cached(
     class_data_ensure(data)
     if data.run_labels is None:
         data.run_labels = run_labels_get(data.run_ids)
-    if len(data.rows[0]) <= CACHE_MAX_ROWS:
+    if newest is not None and len(data.rows[0]) <= CACHE_MAX_ROWS:
         cache.set(key, {"newest": newest, "data": data}, CACHE_SECONDS)
     return data
