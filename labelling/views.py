@@ -13,7 +13,14 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from config.params import number_param
-from config.roles import MANAGE_GOLDSETS, VIEW_GOLDSETS, VIEW_LABELLER_PROGRESS, permission_required
+from config.roles import (
+    LABEL_QUERIES,
+    MANAGE_GOLDSETS,
+    VIEW_GOLDSETS,
+    VIEW_LABELLER_PROGRESS,
+    permission_required,
+    users_holding,
+)
 from labelling import goldset_io, selectors, services
 from labelling.agreement_report import agreement_report, disagreement_rows
 from labelling.audit import AUDIT_AT_PUBLISH_MAX_ITEMS, goldset_audit_request
@@ -21,18 +28,47 @@ from labelling.blind import label_reveals_record, revealed_query_ids, sees_every
 from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, PublishForm
 from labelling.goldset_records import GoldImportError
 from labelling.lookups import agreement_scope, frozen_version
-from labelling.models import GoldSet, GoldSetVersion, Query, QuerySource
+from labelling.models import GoldSet, GoldSetVersion, Query
 from labelling.progress import labeller_progress_list
+from labelling.queue_selectors import queue_waiting_for
 
 BROWSE_PAGE_SIZE = 50
 
 
 @permission_required(VIEW_GOLDSETS)
 def index(request):
-    """List gold sets with their latest versions."""
+    """List gold sets with their latest versions; for a labeller, what each queue still holds for them.
+
+    The counts are the queue's own (`queue_waiting_for`), so a set that shows 0 is one whose
+    queue says "Nothing left for you".
+    """
     gold_sets = GoldSet.objects.prefetch_related("versions").order_by("name")
-    audit_waiting = Query.objects.filter(source=QuerySource.AUDIT, label_count=0).count()
-    return render(request, "labelling/index.html", {"gold_sets": gold_sets, "audit_waiting": audit_waiting})
+    can_label = request.user.has_perm(LABEL_QUERIES)
+    rows = [
+        {
+            "gold_set": gs,
+            "for_you": queue_waiting_for(user=request.user, gold_set=gs)["gold_set"] if can_label else None,
+        }
+        for gs in gold_sets
+    ]
+    context = {
+        "rows": rows,
+        "can_label": can_label,
+        "audit_for_you": queue_waiting_for(user=request.user, gold_set=None)["audit"] if can_label else 0,
+        "can_import": request.user.has_perm(MANAGE_GOLDSETS),
+        "importers": users_holding(MANAGE_GOLDSETS),
+    }
+    return render(request, "labelling/index.html", context)
+
+
+def import_refusal() -> str:
+    """Say why a labeller may not import a gold-set file, and who can."""
+    who = ", ".join(users_holding(MANAGE_GOLDSETS)) or "no one yet (an admin can give someone the ml_engineer role)"
+    return (
+        "Importing a gold-set file publishes a new version of the gold set, and every judge's figures name the"
+        f" version they were measured on, so ML engineers and admins import, not labellers. Who can import: {who}."
+        " Send one of them the file."
+    )
 
 
 @permission_required(VIEW_LABELLER_PROGRESS)
@@ -112,6 +148,7 @@ def agreement(request, name):
         "report": report,
         "disagreements": disagreements,
         "can_adjudicate": request.user.has_perm(MANAGE_GOLDSETS),
+        "adjudicators": users_holding(MANAGE_GOLDSETS),
         "form": AdjudicationForm(gold_set=gold_set),
         "versions": gold_set.versions.filter(is_frozen=True).order_by("-number"),
     }
@@ -171,6 +208,16 @@ def version_browse(request, name, number):
     return render(request, "labelling/version_browse.html", context)
 
 
+@permission_required(MANAGE_GOLDSETS)
+def adjudication(request, pk):
+    """Show one item with every label and past adjudication, and the form to give its final label."""
+    query = get_object_or_404(Query.objects.select_related("gold_set", "warehouse"), pk=pk)
+    label_reveals_record(user=request.user, query_ids=[query.pk], shown_on="adjudication")
+    context = {"query": query, "form": AdjudicationForm(gold_set=query.gold_set)}
+    context.update(selectors.item_details_get(query_ids=[query.pk])[query.pk])
+    return render(request, "labelling/adjudication.html", context)
+
+
 @require_POST
 @permission_required(MANAGE_GOLDSETS)
 def adjudicate(request, pk):
@@ -192,7 +239,7 @@ def _field_title(form, field: str) -> str:
     return f"{form.fields[field].label or field.replace('_', ' ').capitalize()}: "
 
 
-@permission_required(MANAGE_GOLDSETS)
+@permission_required(MANAGE_GOLDSETS, refusal=import_refusal)
 def goldset_import(request):
     """Upload a JSONL/CSV gold set file; import it in one transaction and publish a version.
 
@@ -226,6 +273,8 @@ def goldset_import(request):
             if not request.htmx:
                 said = "Imported and published" if version.published_now else "Nothing changed; still current:"
                 messages.success(request, f"{said} {version}: {version.import_summary.describe()}")
+                for warning in version.import_summary.warnings():
+                    messages.warning(request, f"Warning: {warning}")
                 return redirect("labelling:version_browse", version.gold_set.name, version.number)
     template = "labelling/import.html#result" if request.htmx else "labelling/import.html"
     # htmx swaps only 2xx answers, so an import error travels as a 200 with the message.

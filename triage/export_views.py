@@ -11,6 +11,7 @@ from django.http import Http404
 from config.exports import json_records_response, records_csv_response
 from config.roles import VIEW_TRIAGE, permission_required
 from triage import selectors
+from triage.filters import ResolvedFilter
 
 QUEUE_COLUMNS = [
     "id",
@@ -80,7 +81,8 @@ def queue_export(request, fmt: str):
 
 @permission_required(VIEW_TRIAGE)
 def resolved_export(request, fmt: str):
-    """Download every resolved item, newest first (the resolved page lists the latest 200)."""
+    """Download every resolved item the page's filters keep, newest first (the page lists the latest 200)."""
+    filtered = ResolvedFilter(request.GET, queryset=selectors.resolved_queryset())
     records = (
         {
             **_common(item),
@@ -91,6 +93,6 @@ def resolved_export(request, fmt: str):
             "resolved_at": item.resolved_at.isoformat() if item.resolved_at else None,
             "time_spent_s": item.time_spent_s,
         }
-        for item in selectors.resolved_items_all()
+        for item in selectors.resolved_items_all(queryset=filtered.qs)
     )
     return _respond("triage-resolved", fmt, RESOLVED_COLUMNS, records)

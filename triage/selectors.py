@@ -22,7 +22,7 @@ from triage.models import (
 )
 from triage.monitoring import CALIBRATION_RULE
 from triage.policy import policy_current
-from triage.queue import claimable_q
+from triage.queue import QUEUE_ORDER, claimable_q
 
 PROBE_OUTCOMES = {
     "confirmed": "probe confirmed",
@@ -32,7 +32,7 @@ PROBE_OUTCOMES = {
 QUEUE_PAGE_SIZE = 25
 EXPORT_CHUNK = 2000  # rows a download reads from the database at a time
 # The queue's order and the resolved list's, each ending in the primary key: downloads page by them (keyset).
-QUEUE_ORDER = ("-probe_confirmed", "-judges_agreeing", "created_at", "pk")
+QUEUE_EXPORT_ORDER = (*QUEUE_ORDER, "pk")
 RESOLVED_ORDER = ("-resolved_at", "-pk")
 
 
@@ -100,7 +100,7 @@ class QueueFilters:
 
 def queue_items(*, filters: QueueFilters) -> Iterator[TriageItem]:
     """Every claimable item in queue order (the download), read in chunks, each marked with the SLA."""
-    for chunk in keyset_chunks(_queue_queryset(filters), QUEUE_ORDER, chunk=EXPORT_CHUNK):
+    for chunk in keyset_chunks(_queue_queryset(filters), QUEUE_EXPORT_ORDER, chunk=EXPORT_CHUNK):
         yield from _mark_sla(chunk)
 
 
@@ -117,7 +117,7 @@ def _queue_queryset(filters: QueueFilters):
     return (
         filters.apply(TriageItem.objects.filter(claimable_q(timezone.now())))
         .select_related("query__warehouse")
-        .order_by(*QUEUE_ORDER)
+        .order_by(*QUEUE_EXPORT_ORDER)
     )
 
 
@@ -138,17 +138,21 @@ def claimed_items() -> list[TriageItem]:
     )
 
 
-def resolved_items(*, limit: int = 200):
-    """The latest resolved items, newest first (the resolved page)."""
-    return _resolved_queryset()[:limit]
+RESOLVED_PAGE_LIMIT = 200
 
 
-def resolved_items_all() -> Iterator[TriageItem]:
-    """Every resolved item, newest first (the download), read in chunks."""
-    return keyset_rows(_resolved_queryset(), RESOLVED_ORDER, chunk=EXPORT_CHUNK)
+def resolved_items(*, queryset=None, limit: int = RESOLVED_PAGE_LIMIT):
+    """The latest resolved items (of `queryset`, e.g. the page's filters), newest first (the resolved page)."""
+    return (queryset if queryset is not None else resolved_queryset())[:limit]
 
 
-def _resolved_queryset():
+def resolved_items_all(*, queryset=None) -> Iterator[TriageItem]:
+    """Every resolved item (of `queryset`), newest first (the download), read in keyset chunks."""
+    return keyset_rows(queryset if queryset is not None else resolved_queryset(), RESOLVED_ORDER, chunk=EXPORT_CHUNK)
+
+
+def resolved_queryset():
+    """Resolved items, newest first, with what the list shows (query, warehouse, analyst)."""
     return (
         TriageItem.objects.filter(status=TriageStatus.RESOLVED)
         .select_related("query__warehouse", "resolved_by")

@@ -72,13 +72,15 @@ def pages_for(role: str, site: dict) -> list[str]:
         "/labelling/goldsets/axe/v1/",
         "/labelling/goldsets/axe/agreement/",
         "/labelling/import/",
+        f"/labelling/queries/{site['query'].pk}/adjudication/",  # the item, its labels, the adjudication form
         "/probes/",
         "/probes/demo/catalogue/",
     ]
     triage = ["/triage/", f"/triage/items/{item.pk}/", "/triage/resolved/", "/triage/unjudged/", "/triage/dashboard/"]
     errors = ["/no-such-page/", "/triage/next/"]  # a 404, and a 405 (a POST-only address opened)
     return {
-        "labeller": ["/", *labelling, "/judges/", *errors],  # /judges/ is a 403 for a labeller
+        # /judges/ and /labelling/import/ are 403s for a labeller (the latter says who can import)
+        "labeller": ["/", *labelling, "/judges/", "/labelling/import/", *errors],
         "analyst": ["/", *triage, "/api/docs/", *errors],
         "ml_engineer": ["/", *judges, *errors],
         "admin": [
