@@ -19,7 +19,7 @@ import numpy as np
 from django.db.models import Count, Max
 
 from judges import metrics
-from judges.calibration_data import load_calibration
+from judges.calibration_cache import calibration_cached
 from judges.models import CalibrationRun, Decision, Verdict
 from judges.report import judge_entry
 from judges.run_selection import judge_calibration_runs_get
@@ -58,7 +58,8 @@ def calibration_for_live_judge(judge_version) -> Calibration | None:
     version, run_ids = judge_calibration_runs_get(judge_version=judge_version)
     if version is None:
         return None
-    data = load_calibration(gold_set_version=version)
+    # The dashboard's default selection, loaded once for every live judge calibrated on it (judges.calibration_cache).
+    data = calibration_cached(gold_set_version=version)
     column = next((i for i, judge in enumerate(data.judges) if judge.id == judge_version.pk), None)
     if column is None:
         return None

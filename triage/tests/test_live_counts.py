@@ -15,7 +15,7 @@ from django.db.models import Count
 from django.test.utils import CaptureQueriesContext
 
 from judges import metrics
-from judges.models import Decision, Verdict
+from judges.models import CalibrationRun, Decision, Verdict
 from labelling.models import Label, LabelDecision, LabelSource, Query, QuerySource
 from triage import estimates
 from triage.live_counts import live_sample_load
@@ -244,3 +244,23 @@ def test_the_monitor_groups_live_queries_in_the_database_and_its_cost_does_not_f
             .order_by()
         )
     )
+
+
+def test_live_judges_calibrated_on_one_version_share_one_load_of_its_verdicts():
+    versions = [factories.judge_version() for _ in range(3)]
+    policy_publish(changes={}, judge_versions=versions)
+    calibrate(versions[0], wrong=10, correct=10)
+    # The other two judged the same gold-set version in the same run.
+    run = CalibrationRun.objects.get(judge_versions=versions[0])
+    for other in versions[1:]:
+        run.judge_versions.add(other)
+        Verdict.objects.bulk_create(
+            Verdict(judge_version=other, query_id=verdict.query_id, run=run, decision=verdict.decision)
+            for verdict in Verdict.objects.filter(run=run, judge_version=versions[0])
+        )
+    with CaptureQueriesContext(connection) as captured:
+        snapshots = live_judges_monitor()
+    assert len(snapshots) == 3
+    # The packed verdict rows (judges/verdict_rows.py) are read once for the three judges.
+    packed = [query["sql"] for query in captured.captured_queries if "run_id * 65536" in query["sql"]]
+    assert len(packed) == 1, packed
