@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q
 
+from config.keyset import keyset_chunks
 from labelling.filters import VersionItemFilter
 from labelling.models import (
     UNCLASSIFIED,
@@ -246,10 +247,8 @@ def own_labels_get(*, user, query_ids: list[int]) -> dict[int, Label]:
 def version_item_record_list(*, filters: VersionItemFilter, chunk: int = 1000) -> Iterator[dict]:
     """Yield the filtered items with every label and adjudication, as plain dicts (for export)."""
     items = version_item_list(filters=filters)
-    for start in itertools.count(0, chunk):
-        page = list(items[start : start + chunk])
-        if not page:
-            return
+    # Keyset pages by query id (config/keyset.py), not OFFSET: each page starts where the last ended.
+    for page in keyset_chunks(items, ("query_id",), chunk=chunk):
         details = item_details_get(query_ids=[item.query_id for item in page])
         for item in page:
             detail = details[item.query_id]

@@ -33,6 +33,7 @@ urlpatterns = [
         name="version_items_export",
     ),
     path("goldsets/<slug:name>/v<int:number>/audit/", audit_views.version_audit, name="version_audit"),
+    path("goldsets/<slug:name>/v<int:number>/audit/<int:pk>/", audit_views.audit_progress, name="audit_progress"),
     path("goldsets/<slug:name>/mutations/", audit_views.mutations_seed, name="mutations_seed"),
     path("goldsets/<slug:name>/diff/", views.version_diff, name="version_diff"),
     path("versions/<int:pk>/export.<str:fmt>", export_views.version_export, name="version_export"),

@@ -23,7 +23,7 @@ from config.roles import (
 )
 from labelling import goldset_io, selectors, services
 from labelling.agreement_report import agreement_report, disagreement_rows
-from labelling.audit import audit_at_publish, audit_summary
+from labelling.audit import AUDIT_AT_PUBLISH_MAX_ITEMS, goldset_audit_request
 from labelling.blind import label_reveals_record, revealed_query_ids, sees_every_label
 from labelling.forms import AdjudicationForm, FitnessThresholdsForm, ImportForm, PublishForm
 from labelling.goldset_records import GoldImportError
@@ -123,12 +123,12 @@ def goldset_publish(request, name):
     version = services.goldset_publish(
         gold_set=gold_set, user=request.user, note=form.cleaned_data["note"], resolve=resolve
     )
-    messages.success(
-        request, f"Published {version} under {resolve}: {version.items.count()} items, {version.left_out_summary}."
-    )
-    audit = audit_at_publish(version=version)
-    if audit is not None and audit.findings:
-        messages.warning(request, f"Audit of {version}: {audit_summary(findings=audit.findings)} (see Audit below).")
+    items = version.items.count()
+    messages.success(request, f"Published {version} under {resolve}: {items} items, {version.left_out_summary}.")
+    if items <= AUDIT_AT_PUBLISH_MAX_ITEMS:
+        # A task, not this request: the version page shows its progress, then its findings.
+        goldset_audit_request(version=version)
+        messages.info(request, f"Auditing {version} in the background: the Audit section below shows its progress.")
     return redirect("labelling:version_browse", name, version.number)
 
 

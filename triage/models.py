@@ -16,6 +16,7 @@ from judges.metrics import k_of_n_problem
 
 # Defined beside their code; imported here so Django loads them as the triage app's models.
 from triage.alert_models import Alert, AlertDelivery, AlertRecipient, Webhook  # noqa: F401
+from triage.monitor_models import MonitorPass  # noqa: F401
 from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping  # noqa: F401
 from triage.token_models import TOKEN_SCOPES, ApiToken, validate_scopes  # noqa: F401
 

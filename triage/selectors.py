@@ -1,6 +1,5 @@
 """Reads of the triage app: the queue, an item's evidence, the dashboard figures."""
 
-import itertools
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -8,6 +7,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from config.keyset import keyset_chunks, keyset_rows
 from judges.metrics import percentile
 from judges.models import JudgeVersion, Verdict
 from triage.filters import QueueFilter
@@ -26,6 +26,9 @@ from triage.queue import QUEUE_ORDER, claimable_q
 
 QUEUE_PAGE_SIZE = 25
 EXPORT_CHUNK = 2000  # rows a download reads from the database at a time
+# The queue's order and the resolved list's, each ending in the primary key: downloads page by them (keyset).
+QUEUE_EXPORT_ORDER = (*QUEUE_ORDER, "pk")
+RESOLVED_ORDER = ("-resolved_at", "-pk")
 
 
 def queue_filter(*, params, queryset=None) -> QueueFilter:
@@ -35,9 +38,8 @@ def queue_filter(*, params, queryset=None) -> QueueFilter:
 
 
 def queue_items(*, params) -> Iterator[TriageItem]:
-    """Every claimable item in queue order (the download), filtered by `params`, read in chunks, marked with the SLA."""
-    items = _queue_queryset(queue_filter(params=params)).iterator(chunk_size=EXPORT_CHUNK)
-    while chunk := list(itertools.islice(items, EXPORT_CHUNK)):
+    """Every claimable item in queue order (the download), filtered by `params`, in keyset chunks, SLA-marked."""
+    for chunk in keyset_chunks(_queue_queryset(queue_filter(params=params)), QUEUE_EXPORT_ORDER, chunk=EXPORT_CHUNK):
         yield from _mark_sla(chunk)
 
 
@@ -51,7 +53,7 @@ def queue_page(*, filters: QueueFilter, page: str | int | None) -> tuple[Page, i
 
 
 def _queue_queryset(filters: QueueFilter):
-    return filters.qs.select_related("query__warehouse").order_by(*QUEUE_ORDER, "pk")
+    return filters.qs.select_related("query__warehouse").order_by(*QUEUE_EXPORT_ORDER)
 
 
 def _mark_sla(items):
@@ -80,8 +82,8 @@ def resolved_items(*, queryset=None, limit: int = RESOLVED_PAGE_LIMIT):
 
 
 def resolved_items_all(*, queryset=None) -> Iterator[TriageItem]:
-    """Every resolved item (of `queryset`), newest first (the download), read in chunks."""
-    return (queryset if queryset is not None else resolved_queryset()).iterator(chunk_size=EXPORT_CHUNK)
+    """Every resolved item (of `queryset`), newest first (the download), read in keyset chunks."""
+    return keyset_rows(queryset if queryset is not None else resolved_queryset(), RESOLVED_ORDER, chunk=EXPORT_CHUNK)
 
 
 def resolved_queryset():
@@ -89,7 +91,7 @@ def resolved_queryset():
     return (
         TriageItem.objects.filter(status=TriageStatus.RESOLVED)
         .select_related("query__warehouse", "resolved_by")
-        .order_by("-resolved_at", "-pk")
+        .order_by(*RESOLVED_ORDER)
     )
 
 
@@ -143,16 +145,16 @@ AGE_BUCKETS = [
 
 
 def age_distribution(*, now=None) -> list[dict]:
-    """Count waiting items by age bucket, for the dashboard's bar chart."""
+    """Count waiting items by age bucket, for the dashboard's bar chart (counted by the database, in one query)."""
     now = now or timezone.now()
-    ages = [
-        now - created for created in TriageItem.objects.filter(claimable_q(now)).values_list("created_at", flat=True)
-    ]
-    rows, lower = [], timedelta(0)
-    for name, upper in AGE_BUCKETS:
-        count = sum(1 for age in ages if age >= lower and (upper is None or age < upper))
-        rows.append({"name": name, "count": count})
+    buckets, lower = {}, timedelta(0)
+    for index, (_, upper) in enumerate(AGE_BUCKETS):
+        # age >= lower and age < upper, as times: created at or before now - lower, after now - upper.
+        within = Q(created_at__lte=now - lower) & (Q() if upper is None else Q(created_at__gt=now - upper))
+        buckets[f"bucket_{index}"] = Count("pk", filter=within)
         lower = upper or lower
+    counts = TriageItem.objects.filter(claimable_q(now)).aggregate(**buckets)
+    rows = [{"name": name, "count": counts[f"bucket_{index}"]} for index, (name, _) in enumerate(AGE_BUCKETS)]
     peak = max((r["count"] for r in rows), default=0) or 1
     for row in rows:
         row["width"] = round(100 * row["count"] / peak)
@@ -164,13 +166,18 @@ def judge_live_precision(*, since=None) -> list[dict]:
     resolved = TriageItem.objects.filter(status=TriageStatus.RESOLVED).exclude(resolution=Resolution.UNCLEAR)
     if since:
         resolved = resolved.filter(resolved_at__gte=since)
+    # One grouped query: per rejecting judge, its resolved flags and those confirmed wrong.
+    counted = {
+        judge_version: (decided, confirmed)
+        for judge_version, decided, confirmed in resolved.filter(rejecting_judges__isnull=False)
+        .values("rejecting_judges")
+        .annotate(decided=Count("pk"), confirmed=Count("pk", filter=Q(resolution=Resolution.CONFIRMED_WRONG)))
+        .order_by()
+        .values_list("rejecting_judges", "decided", "confirmed")
+    }
     rows = []
-    for version in JudgeVersion.objects.filter(
-        pk__in=resolved.values_list("rejecting_judges", flat=True)
-    ).select_related("judge"):
-        mine = resolved.filter(rejecting_judges=version)
-        decided = mine.count()
-        confirmed = mine.filter(resolution=Resolution.CONFIRMED_WRONG).count()
+    for version in JudgeVersion.objects.filter(pk__in=list(counted)).select_related("judge"):
+        decided, confirmed = counted[version.pk]
         rows.append({"judge": str(version), "flags": decided, "confirmed": confirmed, "precision": confirmed / decided})
     for row in rows:
         row["width"] = round(100 * row["precision"])

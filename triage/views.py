@@ -1,5 +1,7 @@
 """Analyst pages: the queue, an item, decisions, resolved history, unjudged, dashboard."""
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -25,8 +27,8 @@ from triage import selectors
 from triage.claims import live_query_requeue
 from triage.filters import PROBE_OUTCOMES, ResolvedFilter
 from triage.forms import DecisionForm, ReopenForm
-from triage.models import LiveQuery, TriageItem, TriageStatus
-from triage.monitoring import live_judges_monitor
+from triage.models import LiveQuery, MonitorPass, TriageItem, TriageStatus
+from triage.monitor_passes import monitor_pass_latest, monitor_pass_request
 from triage.policy import policy_current
 from triage.queue import (
     queue_order_sentence,
@@ -36,6 +38,9 @@ from triage.queue import (
     triage_item_resolve,
 )
 from triage.undo import triage_item_undo_resolve, undo_deadline
+
+# How long the dashboard shows a finished "Compute it now" pass and its outcome.
+MONITOR_PASS_SHOWN = timedelta(minutes=10)
 
 UNDO_SESSION_KEY = "triage_undo_item"
 QUEUE_REFRESH_S = 10  # how often the queue page fetches its list again
@@ -240,16 +245,24 @@ def dashboard(request):
     context = selectors.dashboard_figures()
     context["monitor_every_minutes"] = round(settings.CELERY_BEAT_SCHEDULE["triage-monitor-judges"]["schedule"] / 60)
     context["can_monitor"] = request.user.has_perm(RUN_MONITORING)
+    context["monitor_pass"] = monitor_pass_latest(within=MONITOR_PASS_SHOWN)
     return render(request, "triage/dashboard.html", context)
 
 
 @require_POST
 @permission_required(RUN_MONITORING)
 def monitor_now(request):
-    """Run the hourly monitoring pass now, so a fresh install need not wait an hour for estimates."""
-    snapshots = live_judges_monitor()
-    if snapshots:
-        messages.success(request, f"Estimated the live error rate for {len(snapshots)} judge(s).")
-    else:
-        messages.info(request, "No judge is in the triage policy in force yet: nothing to estimate.")
+    """Queue the hourly monitoring pass now (a task), so a fresh install need not wait an hour for estimates."""
+    monitor_pass_request(requested_by=request.user)
+    messages.info(request, "Monitoring in the background: the dashboard shows its progress, then the estimates.")
     return redirect("triage:dashboard")
+
+
+@permission_required(VIEW_MONITORING)
+def monitor_pass_progress(request, pk):
+    """The progress of one monitoring pass (polled by the dashboard until it finishes, then the page reloads)."""
+    monitor_pass = get_object_or_404(MonitorPass, pk=pk)
+    response = render(request, "triage/_monitor_pass.html", {"monitor_pass": monitor_pass})
+    if monitor_pass.finished and request.htmx:
+        response["HX-Refresh"] = "true"
+    return response
