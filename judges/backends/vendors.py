@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from judges.models import Backend
 from judges.vendor_access import is_simulator_url
 
 SIMULATOR_KEY = "simulated-no-key"
@@ -94,6 +95,23 @@ def openai_endpoint(config: dict) -> Endpoint:
         return Endpoint(None, "", False, missing_key=env_name, vendor="openai")
     # Local OpenAI-compatible servers often need no key; the SDK insists on one.
     return Endpoint(base_url, key or "no-key", False, vendor="openai")
+
+
+# The backends that call an LLM vendor (the composite ones through `config["vendor"]`).
+VENDOR_BACKENDS = {Backend.ANTHROPIC, Backend.OPENAI_COMPATIBLE, Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE}
+
+
+def version_endpoint(backend: str, config: dict | None) -> Endpoint | None:
+    """Where a version with this backend and config sends its vendor calls (None: it calls no vendor)."""
+    if backend not in VENDOR_BACKENDS:
+        return None
+    config = config or {}
+    vendor = (
+        config.get("vendor", Backend.ANTHROPIC)
+        if backend in (Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE)
+        else backend
+    )
+    return anthropic_endpoint(config) if vendor == Backend.ANTHROPIC else openai_endpoint(config)
 
 
 _clients: dict = {}
