@@ -21,6 +21,7 @@ from config.roles import (
 from judges import selectors, services
 from judges.forms import JudgeCloneForm, JudgeCreateForm, JudgeVersionForm, RunResumeForm, RunStartForm
 from judges.models import CalibrationRun, Judge, JudgeVersion, Verdict
+from judges.readable_json import readable_json
 from judges.run_estimate import run_start_any_simulated, run_start_estimate, run_start_initial
 from labelling.models import GoldSetVersion
 
@@ -187,7 +188,9 @@ def verdict_detail(request, pk):
         "verdict": verdict,
         "trace": trace,
         "request_json": json.dumps(trace["request"], indent=2, ensure_ascii=False) if trace["request"] else "",
+        "request_readable": readable_json(trace["request"]) if trace["request"] else "",
         "response_json": json.dumps(trace["response"], indent=2, ensure_ascii=False) if trace["response"] else "",
+        "response_readable": readable_json(trace["response"]) if trace["response"] else "",
     }
     return render(request, "judges/judge_verdict.html", context)
 
