@@ -45,10 +45,15 @@ def make_run_web():
     web.discard()
 
 
+class NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # a redirect (to the login page) is an answer here, not a page to follow
+
+
 def status_of(url: str, session: str) -> int:
     request = urllib.request.Request(url, headers={"Cookie": f"sessionid={session}"})
     try:
-        with urllib.request.urlopen(request, timeout=60) as response:
+        with urllib.request.build_opener(NoRedirects).open(request, timeout=60) as response:
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
