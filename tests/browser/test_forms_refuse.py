@@ -31,7 +31,9 @@ def test_the_policy_change_page_refuses_k_above_its_judges_starts_a_new_note_and
     page.fill("#id_k", "9")
     page.fill("#id_note", "stricter")
     page.click("input[name=_save]")
-    page.locator(".errornote").wait_for()  # the summary at the top
+    summary = page.locator("#error-summary")
+    summary.wait_for()  # the summary at the top, naming the reason
+    assert "k must be between 1 and 1" in summary.inner_text()
     assert "k" in page.inner_text(".field-k .errorlist") and "1" in page.inner_text(".field-k .errorlist")
     assert TriagePolicy.objects.count() == 1
 
