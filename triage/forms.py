@@ -79,6 +79,9 @@ class TriagePolicyForm(forms.ModelForm):
         model = TriagePolicy
         fields = ["judge_versions", *POLICY_FIELDS, "note"]
         help_texts = {"note": "Why this version: saving publishes a new one, so this starts empty."}
+        # Checkboxes, not the admin's two-box selector: a policy has a few judges, and that
+        # selector's icons carry an aria-label axe refuses (aria-prohibited-attr, serious).
+        widgets = {"judge_versions": forms.CheckboxSelectMultiple}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

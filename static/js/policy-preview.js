@@ -1,7 +1,6 @@
 // The triage policy's change page: post the form's values, as they stand, to the preview and show
 // what that policy would have flagged over the last 7 days (nothing is saved). Runs on load, on
-// the button, and after any change to the form (the judges' selector moves options, so a click
-// on its arrows counts as a change too).
+// the button, and after any change to the form.
 (() => {
   const button = document.getElementById("policy-preview-button");
   const target = document.getElementById("policy-preview");
@@ -10,25 +9,13 @@
   let timer = null;
   let sequence = 0;
 
-  function formData() {
-    // The admin's two-box judge selector submits only the selected options of its "chosen" box.
-    form.querySelectorAll("select.filtered[id$='_to']").forEach((box) => {
-      Array.from(box.options).forEach((option) => { option.selected = true; });
-    });
-    const data = new FormData(form);
-    form.querySelectorAll("select.filtered[id$='_to']").forEach((box) => {
-      Array.from(box.options).forEach((option) => { option.selected = false; });
-    });
-    return data;
-  }
-
   async function preview() {
     const mine = ++sequence;
     target.setAttribute("aria-busy", "true");
     try {
       const response = await fetch(button.dataset.previewUrl, {
         method: "POST",
-        body: formData(),
+        body: new FormData(form),
         headers: { "X-Requested-With": "fetch" },
         credentials: "same-origin",
       });
@@ -49,8 +36,5 @@
 
   button.addEventListener("click", preview);
   form.addEventListener("change", soon);
-  form.addEventListener("click", (event) => {
-    if (event.target.closest(".selector-chooser, .selector-chooseall, .selector-clearall")) soon();
-  });
   window.addEventListener("load", preview);
 })();
