@@ -7,7 +7,7 @@ import pytest
 
 from judges.models import Judge
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
-from tests.browser.conftest import log_in, screenshot
+from tests.browser.conftest import log_in, new_judge_submit, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 R, A = "reject", "accept"
@@ -17,14 +17,15 @@ def test_a_simulated_judge_naming_a_model_the_simulator_does_not_serve_is_refuse
     page, live_server, role_users, journey_simulator
 ):
     log_in(page, live_server, "ml_engineer-user")
-    page.goto(f"{live_server.url}/judges/new/")
-    page.fill("#id_name", "looks-like-gpt5")
-    page.select_option("#id_backend", "openai_compatible")
-    page.fill("#id_family", "openai")
-    page.fill("#id_model", "gpt-5")
-    page.fill("#id_config", '{"simulated": true}')
-    page.click("button:has-text('Save')")
-    summary = page.locator("#error-summary")
+    summary = new_judge_submit(
+        page,
+        live_server,
+        name="looks-like-gpt5",
+        backend="openai_compatible",
+        family="openai",
+        model="gpt-5",
+        config='{"simulated": true}',
+    )
     summary.wait_for()
     assert summary.bounding_box()["y"] < 600
     top = summary.inner_text()
