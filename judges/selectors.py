@@ -16,6 +16,7 @@ from judges.backends.base import instructions_for
 from judges.backends.prompt import request_join
 from judges.calibration_data import load_calibration
 from judges.chunks import run_totals
+from judges.example_candidates import example_value
 from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion, PromptPrefix, RunStatus, Verdict
 from judges.provenance import Provenance, provenance_counts
 from judges.report import build_report
@@ -338,6 +339,14 @@ def judge_edit_initial(latest: JudgeVersion | None) -> dict:
     if latest.backend in LLM_BACKENDS and not (latest.prompt_template or "").strip():
         initial["prompt_template"] = instructions_for(latest, hypotheses=latest.backend == Backend.HYPOTHESIS_PROBE)
     return initial
+
+
+def example_values_of(version: JudgeVersion | None) -> list[str]:
+    """The version's worked examples as the edit page's checkbox values ("<gold-set version id>:<item id>")."""
+    if version is None:
+        return []
+    examples = version.examples.order_by("position", "pk").values_list("gold_set_version_id", "query__external_id")
+    return [example_value(version_id, external_id) for version_id, external_id in examples]
 
 
 def prompt_as_stored(latest: JudgeVersion | None, proposed: dict) -> dict:

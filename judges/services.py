@@ -123,7 +123,7 @@ def prompt_prefixes_store(*, judge_version_id: int, results) -> dict[str, int]:
 @transaction.atomic
 def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
     """Freeze a new version of `judge`; versions are never edited, so verdicts keep their meaning."""
-    unknown = set(fields) - set(VERSION_FIELDS) - {"is_simulated"}
+    unknown = set(fields) - set(VERSION_FIELDS) - {"is_simulated", "note"}
     if unknown:
         raise ValidationError(f"unknown judge version fields: {', '.join(sorted(unknown))}")
     fields["config"] = _config_validated(fields.get("config"))

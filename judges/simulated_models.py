@@ -51,5 +51,5 @@ def simulated_model_problem(model: str) -> str:
     return (
         f"the vendor simulator serves no model named {model!r}: its figures would be the simulator's default "
         f"behaviour, not that model's. Name one it serves: {', '.join(served)} "
-        "(or give the simulator that model with simulate_vendor --config)"
+        "(or give the simulator that model: python -m simulator --config FILE)"
     )

@@ -76,6 +76,15 @@ class GoldSet(models.Model):
     )
     # The error classes its labels use; None: Docket's default taxonomy (labelling.taxonomy).
     taxonomy = models.ForeignKey(Taxonomy, null=True, blank=True, on_delete=models.PROTECT, related_name="gold_sets")
+    # The fitness thresholds its judges are held to (judges.fitness): gate when catch's Wilson lower
+    # bound and false-reject's upper bound clear the first two, else monitor when κ's lower bound does.
+    fitness_gate_catch_lower = models.FloatField(default=0.8, verbose_name="gate: catch rate's lower bound at least")
+    fitness_gate_false_reject_upper = models.FloatField(
+        default=0.05, verbose_name="gate: false-reject rate's upper bound at most"
+    )
+    fitness_monitor_kappa_lower = models.FloatField(
+        default=0.6, verbose_name="monitor: κ vs gold's lower bound at least"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -84,7 +93,17 @@ class GoldSet(models.Model):
             models.CheckConstraint(
                 condition=Q(overlap_share__gte=0) & Q(overlap_share__lte=1),
                 name="labelling_goldset_overlap_is_share",
-            )
+            ),
+            # Rates' bounds are shares and κ lies in [-1, 1]: a threshold outside could never be cleared, or always is.
+            models.CheckConstraint(
+                condition=Q(fitness_gate_catch_lower__gte=0)
+                & Q(fitness_gate_catch_lower__lte=1)
+                & Q(fitness_gate_false_reject_upper__gte=0)
+                & Q(fitness_gate_false_reject_upper__lte=1)
+                & Q(fitness_monitor_kappa_lower__gte=-1)
+                & Q(fitness_monitor_kappa_lower__lte=1),
+                name="labelling_goldset_fitness_thresholds_in_range",
+            ),
         ]
 
     def __str__(self):

@@ -2,7 +2,6 @@
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.core.paginator import Page, Paginator
@@ -11,6 +10,7 @@ from django.utils import timezone
 
 from judges.metrics import percentile
 from judges.models import JudgeVersion, Verdict
+from triage.filters import QueueFilter
 from triage.models import (
     Alert,
     EstimateSnapshot,
@@ -22,87 +22,26 @@ from triage.models import (
 )
 from triage.monitoring import CALIBRATION_RULE
 from triage.policy import policy_current
-from triage.queue import claimable_q
+from triage.queue import QUEUE_ORDER, claimable_q
 
-PROBE_OUTCOMES = {
-    "confirmed": "probe confirmed",
-    "verifier": "verifier failed",
-    "none": "neither (judges only)",
-}
 QUEUE_PAGE_SIZE = 25
 EXPORT_CHUNK = 2000  # rows a download reads from the database at a time
 
 
-@dataclass(frozen=True)
-class QueueFilters:
-    warehouse: str = ""
-    judge_version: int | None = None
-    error_class: str = ""
-    older_than_minutes: int | None = None
-    text: str = ""
-    probe: str = ""
-
-    @classmethod
-    def from_query_dict(cls, data) -> "QueueFilters":
-        def as_int(name):
-            raw = data.get(name, "")
-            return int(raw) if str(raw).isdigit() else None
-
-        probe = data.get("probe", "")
-        return cls(
-            warehouse=data.get("warehouse", ""),
-            judge_version=as_int("judge"),
-            error_class=data.get("error_class", ""),
-            older_than_minutes=as_int("older_than"),
-            text=data.get("q", "").strip()[:200],
-            probe=probe if probe in PROBE_OUTCOMES else "",
-        )
-
-    def as_params(self) -> dict[str, str]:
-        """The filters as query-string parameters (for links, the claim form and exports)."""
-        params = {
-            "q": self.text,
-            "warehouse": self.warehouse,
-            "judge": str(self.judge_version or ""),
-            "error_class": self.error_class,
-            "probe": self.probe,
-            "older_than": str(self.older_than_minutes or ""),
-        }
-        return {name: value for name, value in params.items() if value}
-
-    def apply(self, queryset):
-        if self.warehouse:
-            queryset = queryset.filter(query__warehouse__name=self.warehouse)
-        if self.judge_version:
-            queryset = queryset.filter(rejecting_judges=self.judge_version)
-        if self.error_class:
-            queryset = queryset.filter(error_class_guess=self.error_class)
-        if self.older_than_minutes:
-            queryset = queryset.filter(created_at__lt=timezone.now() - timedelta(minutes=self.older_than_minutes))
-        if self.text:
-            queryset = queryset.filter(
-                Q(query__question__icontains=self.text)
-                | Q(query__sql__icontains=self.text)
-                | Q(query__external_id__icontains=self.text)
-                | Q(flagged_because__icontains=self.text)
-            )
-        if self.probe == "confirmed":
-            queryset = queryset.filter(probe_confirmed=True)
-        elif self.probe == "verifier":
-            queryset = queryset.filter(verifier_failed=True)
-        elif self.probe == "none":
-            queryset = queryset.filter(probe_confirmed=False, verifier_failed=False)
-        return queryset
+def queue_filter(*, params, queryset=None) -> QueueFilter:
+    """The queue's filters read from request parameters, over the claimable items (or `queryset`)."""
+    base = TriageItem.objects.filter(claimable_q(timezone.now())) if queryset is None else queryset
+    return QueueFilter(params or {}, queryset=base)
 
 
-def queue_items(*, filters: QueueFilters) -> Iterator[TriageItem]:
-    """Every claimable item in queue order (the download), read in chunks, each marked with the SLA."""
-    items = _queue_queryset(filters).iterator(chunk_size=EXPORT_CHUNK)
+def queue_items(*, params) -> Iterator[TriageItem]:
+    """Every claimable item in queue order (the download), filtered by `params`, read in chunks, marked with the SLA."""
+    items = _queue_queryset(queue_filter(params=params)).iterator(chunk_size=EXPORT_CHUNK)
     while chunk := list(itertools.islice(items, EXPORT_CHUNK)):
         yield from _mark_sla(chunk)
 
 
-def queue_page(*, filters: QueueFilters, page: str | int | None) -> tuple[Page, int]:
+def queue_page(*, filters: QueueFilter, page: str | int | None) -> tuple[Page, int]:
     """One page of the filtered queue, and how many claimable items there are unfiltered."""
     now = timezone.now()
     paginator = Paginator(_queue_queryset(filters), QUEUE_PAGE_SIZE)
@@ -111,12 +50,8 @@ def queue_page(*, filters: QueueFilters, page: str | int | None) -> tuple[Page, 
     return current, TriageItem.objects.filter(claimable_q(now)).count()
 
 
-def _queue_queryset(filters: QueueFilters):
-    return (
-        filters.apply(TriageItem.objects.filter(claimable_q(timezone.now())))
-        .select_related("query__warehouse")
-        .order_by("-probe_confirmed", "-judges_agreeing", "created_at", "pk")
-    )
+def _queue_queryset(filters: QueueFilter):
+    return filters.qs.select_related("query__warehouse").order_by(*QUEUE_ORDER, "pk")
 
 
 def _mark_sla(items):
@@ -136,17 +71,21 @@ def claimed_items() -> list[TriageItem]:
     )
 
 
-def resolved_items(*, limit: int = 200):
-    """The latest resolved items, newest first (the resolved page)."""
-    return _resolved_queryset()[:limit]
+RESOLVED_PAGE_LIMIT = 200
 
 
-def resolved_items_all() -> Iterator[TriageItem]:
-    """Every resolved item, newest first (the download), read in chunks."""
-    return _resolved_queryset().iterator(chunk_size=EXPORT_CHUNK)
+def resolved_items(*, queryset=None, limit: int = RESOLVED_PAGE_LIMIT):
+    """The latest resolved items (of `queryset`, e.g. the page's filters), newest first (the resolved page)."""
+    return (queryset if queryset is not None else resolved_queryset())[:limit]
 
 
-def _resolved_queryset():
+def resolved_items_all(*, queryset=None) -> Iterator[TriageItem]:
+    """Every resolved item (of `queryset`), newest first (the download), read in chunks."""
+    return (queryset if queryset is not None else resolved_queryset()).iterator(chunk_size=EXPORT_CHUNK)
+
+
+def resolved_queryset():
+    """Resolved items, newest first, with what the list shows (query, warehouse, analyst)."""
     return (
         TriageItem.objects.filter(status=TriageStatus.RESOLVED)
         .select_related("query__warehouse", "resolved_by")

@@ -2,7 +2,7 @@
 
 import logging
 
-from django.db import connections
+from django.db import connection, connections
 
 from judges.backends.base import JudgeBackend, VerdictResult
 from judges.backends.hypothesis_probe import HypothesisProbeBackend
@@ -79,5 +79,8 @@ def judge_safely(backend, query) -> VerdictResult:
         log.exception("judge %s crashed on query %s", backend.judge_version, query.pk)
         return VerdictResult.error(f"judge crashed: {type(exc).__name__}: {exc}")
     finally:
-        if getattr(backend, "uses_database", False) and getattr(backend, "concurrent", False):
-            connections.close_all()  # this thread's own connections only
+        # This thread's own connections only, and never inside a transaction (a draft tried on the
+        # edit page runs in one that is rolled back: judges.drafts).
+        threaded = getattr(backend, "uses_database", False) and getattr(backend, "concurrent", False)
+        if threaded and not connection.in_atomic_block:
+            connections.close_all()

@@ -13,11 +13,11 @@ import pytest
 from django.db import connections
 from playwright.sync_api import sync_playwright
 
-from judges.management.commands.simulate_vendor import gold_label_oracle
-from judges.simulator import SimModel, Simulator, start_in_thread
+from judges.simulator_truth import gold_label_oracle
 from labelling.demo import DEMO_GOLD_FILE
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
+from simulator import SimModel, Simulator, start_in_thread
 from tests.support.fixtures import WorkerProcess
 from tests.support.services import require
 

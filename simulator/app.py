@@ -1,6 +1,8 @@
 """The simulator's HTTP routes, independent of the transport: (method, path, headers, body) -> response.
 
-`server.SimulatorServer` hands each request here; the answers come from `vendor.Simulator`.
+`server.py` (aiohttp) hands each request here; the answers come from `vendor.Simulator`.
+A route matches by the end of its path, so a base URL with a prefix of its own
+(`http://host/openai` for an OpenAI-compatible server) reaches the same answers.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import json
 import re
 import time
 
-from judges.simulator import batches
-from judges.simulator.formats import (
+from simulator import batches
+from simulator.formats import (
     anthropic_message,
     json_response,
     openai_completion,
@@ -21,7 +23,7 @@ from judges.simulator.formats import (
     parse_openai,
     stamped,
 )
-from judges.simulator.vendor import ApiError, Simulator, raise_fault
+from simulator.vendor import ApiError, Simulator, raise_fault
 
 BATCH_PATH = re.compile(r"^/v1/messages/batches/([\w-]+)(/results)?/?$")
 # How many of the last calls' keys `GET /_sim/keys` reports.
