@@ -33,7 +33,10 @@ def audit_log(request):
     query = request.GET.copy()
     query.pop("page", None)
     query.pop("format", None)
-    context = {"filter": filtered, "page": page, "query": query.urlencode()}
+    # Each entry with its changes as (field, values) pairs: a template reading `changes.items` would
+    # get an audited field named "items" (a gold-set version's) instead of the dict's method.
+    rows = [(entry, list(entry.changes_display_dict.items())) for entry in page]
+    context = {"filter": filtered, "page": page, "rows": rows, "query": query.urlencode()}
     return render(request, "config/audit_log.html", context)
 
 

@@ -92,6 +92,8 @@ def dashboard(request, version_id: int):
         data, generation_cost_usd=options.generation_cost_usd, false_reject_ceiling=options.false_reject_ceiling
     )
     trends = judge_trends_get(data=data)
+    rows = judge_rows(data, report)
+    simulated = {row["judge"].label for row in rows if row["entry"]["simulation"] != "real"}
     context = {
         "version": data.gold_set_version,
         "versions": versions_with_runs(data.gold_set_version),
@@ -102,14 +104,14 @@ def dashboard(request, version_id: int):
         "raw": {name: request.GET.get(name, "") for name in (*SELECTION_PARAMS, "split")},
         "selection_query": selection_query(request),
         "has_split": GoldSetSplit.objects.filter(version=data.gold_set_version).exists(),
-        "judges": judge_rows(data, report),
+        "judges": rows,
         "heatmaps": [
             heatmap(data.judges, report["pairs"], "both_missed"),
             heatmap(data.judges, report["pairs"], "miss_jaccard"),
         ],
         "upset": upset_chart(data.judges, miss_patterns(data.draws, data.is_wrong)),
         "scatter": ensemble_scatter(points),
-        "headline": dashboard_headline(points, options.false_reject_ceiling),
+        "headline": dashboard_headline(points, options.false_reject_ceiling, simulated=simulated),
         "class_chart": error_class_chart(report),
         "rules": ENSEMBLE_RULES,
         "ladder": ladder_rows(report=report),

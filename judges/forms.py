@@ -2,9 +2,11 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Count
 
+from judges.backends.vendors import version_endpoint
 from judges.drafts import example_values_parse
 from judges.models import Backend, JudgeVersion
 from judges.services import VERSION_FIELDS
+from judges.simulated_models import simulated_model_problem
 from labelling.models import GoldSetVersion
 
 VERSION_WIDGETS = {
@@ -44,6 +46,17 @@ class JudgeVersionForm(forms.ModelForm):
 
     def clean_config(self):
         return self.cleaned_data.get("config") or {}
+
+    def clean(self):
+        data = super().clean()
+        # A simulated judge names a model the simulator was told about (judges/simulated_models.py),
+        # checked when the model, backend or config changes (an unchanged one was checked when saved).
+        endpoint = version_endpoint(data.get("backend"), data.get("config"))
+        touched = {"model", "backend", "config"} & set(self.changed_data)
+        simulated = endpoint is not None and endpoint.simulated and touched and data.get("model")
+        if simulated and (problem := simulated_model_problem(data["model"])):
+            self.add_error("model", problem)
+        return data
 
     def clean_prompt_template(self):
         # A browser sends a textarea's lines with CRLF: store them as shown, so the built-in prompt

@@ -29,6 +29,7 @@ from judges.forms import (
     RunStartForm,
 )
 from judges.models import CalibrationRun, Judge, JudgeVersion, Verdict
+from judges.readable_json import readable_json
 from judges.run_estimate import run_start_any_simulated, run_start_estimate, run_start_initial
 from labelling.models import GoldSetVersion
 
@@ -201,7 +202,9 @@ def verdict_detail(request, pk):
         "verdict": verdict,
         "trace": trace,
         "request_json": json.dumps(trace["request"], indent=2, ensure_ascii=False) if trace["request"] else "",
+        "request_readable": readable_json(trace["request"]) if trace["request"] else "",
         "response_json": json.dumps(trace["response"], indent=2, ensure_ascii=False) if trace["response"] else "",
+        "response_readable": readable_json(trace["response"]) if trace["response"] else "",
     }
     return render(request, "judges/judge_verdict.html", context)
 

@@ -77,10 +77,31 @@ class SimulatorApp:
             return json_response(200, dict(self.simulator.stats))
         if path.rstrip("/") == "/_sim/keys":
             return json_response(200, {"keys": list(self.received_keys)})
+        if path.rstrip("/") == "/v1/models":
+            return json_response(200, self.models_list())
         batch = BATCH_PATH.match(path)
         if batch:
             return self.batch_get(batch.group(1), results=bool(batch.group(2)))
         return json_response(404, {"error": {"type": "not_found_error", "message": path}})
+
+    def models_list(self) -> dict:
+        """The models it serves, as both vendors list theirs (`GET /v1/models`; one page, in name order).
+
+        A name not listed is answered too, with the default behaviour: a judge's form asks this list so a
+        simulated judge names a model whose behaviour was set, not a vendor's name the simulator only imitates.
+        """
+        names = sorted(self.simulator.models)
+        data = [
+            {"id": name, "type": "model", "object": "model", "display_name": name, "created_at": "2025-01-01T00:00:00Z"}
+            for name in names
+        ]
+        return {
+            "object": "list",
+            "data": data,
+            "has_more": False,
+            "first_id": names[0] if names else None,
+            "last_id": names[-1] if names else None,
+        }
 
     async def answer_api(self, body: dict, *, anthropic: bool) -> tuple[int, dict, bytes]:
         """Answer one Messages / Chat Completions call, counted while in flight."""

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from judges.models import Backend
 from judges.vendor_access import is_simulator_url
 
 SIMULATOR_KEY = "simulated-no-key"
@@ -95,6 +96,23 @@ def anthropic_endpoint(config: dict) -> Endpoint:
 def openai_endpoint(config: dict) -> Endpoint:
     """Resolve base URL and key for an OpenAI-compatible backend (OpenAI, vLLM, Ollama...)."""
     return vendor_endpoint("openai", config, key_env=OPENAI_KEY_ENV, base_url=settings.OPENAI_BASE_URL)
+
+
+# The backends that call an LLM vendor (the composite ones through `config["vendor"]`).
+VENDOR_BACKENDS = {Backend.ANTHROPIC, Backend.OPENAI_COMPATIBLE, Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE}
+
+
+def version_endpoint(backend: str, config: dict | None) -> Endpoint | None:
+    """Where a version with this backend and config sends its vendor calls (None: it calls no vendor)."""
+    if backend not in VENDOR_BACKENDS:
+        return None
+    config = config or {}
+    vendor = (
+        config.get("vendor", Backend.ANTHROPIC)
+        if backend in (Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE)
+        else backend
+    )
+    return anthropic_endpoint(config) if vendor == Backend.ANTHROPIC else openai_endpoint(config)
 
 
 _clients: dict = {}

@@ -149,6 +149,18 @@ def journey_worker(transactional_db, settings, demo_warehouse, journey_simulator
     worker.discard()
 
 
+def new_judge_submit(page, live_server, *, name: str, backend: str, family: str, model: str, config: str):
+    """Fill the new-judge form and save it; return the summary at the top (it may never appear)."""
+    page.goto(f"{live_server.url}/judges/new/")
+    page.fill("#id_name", name)
+    page.select_option("#id_backend", backend)
+    page.fill("#id_family", family)
+    page.fill("#id_model", model)
+    page.fill("#id_config", config)
+    page.click("button:has-text('Save')")
+    return page.locator("#error-summary")
+
+
 def screenshot(page, name: str) -> Path:
     """Save a full-page screenshot of a journey's key page under var/screenshots/."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

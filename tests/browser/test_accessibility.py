@@ -93,6 +93,7 @@ def pages_for(role: str, site: dict) -> list[str]:
             "/admin/",
             "/admin/triage/livequery/",
             "/admin/labelling/goldsetversion/",
+            "/admin/triage/triagepolicy/add/",  # the policy form with its 7-day preview
             "/audit/",
             "/probes/add/",
             "/probes/demo/catalogue/",  # an admin's: Test connection, Refresh catalogue, the role advice
