@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 
-from django.core.cache import cache
+from django.core.cache import caches
 
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.class_guesses import class_data_ensure
@@ -64,6 +64,7 @@ def calibration_cached(
     run_ids = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
     key = selection_cache_key(gold_set_version.pk, run_ids, selection.source, split)
     newest = newest_verdict(run_ids)
+    cache = caches["calibration"]
     kept = cache.get(key) if newest is not None else None
     if kept is not None and kept["newest"] == newest:
         # Each read is its own copy (the cache pickles): naming this request's selection changes no one else's.

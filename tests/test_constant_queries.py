@@ -10,7 +10,6 @@ Runs on SQLite and on PostgreSQL alike.
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -23,6 +22,7 @@ from judges.tests.calibration_builders import (
     make_published_gold_set,
     make_run,
 )
+from tests.support.fixtures import caches_clear
 from triage.models import IngestStatus, TriageItem
 from triage.tests.factories import live_query
 
@@ -128,9 +128,9 @@ def costs(client, history: History) -> dict[str, int]:
     """Count each page cold (an empty cache), and each partial again right after the dashboard."""
     counted = {}
     for name, url in pages(history).items():
-        cache.clear()
+        caches_clear()
         counted[name], _ = count_queries(client, url)
-    cache.clear()
+    caches_clear()
     count_queries(client, pages(history)["dashboard"])
     for name in PARTIALS:
         counted[f"{name} after the page"], _ = count_queries(client, pages(history)[name], HTTP_HX_REQUEST="true")
