@@ -6,9 +6,10 @@ import pytest
 from django.http import JsonResponse
 from django.test import RequestFactory
 
+from loops.models import RequestAttempt
 from triage.api import QueryIngestView
 from triage.api_fast import query_ingest
-from triage.models import LiveQuery, RequestAttempt
+from triage.models import LiveQuery
 from triage.tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ import pytest
 from django.db import connection
 
 from judges.models import Verdict
-from judges.simulator import SimModel, Simulator, start_in_thread
 from judges.tests.factories import simulated_version
+from simulator import SimModel, Simulator, start_in_thread
 from triage import pipeline
 from triage.pipeline import judges_run
 from triage.tests import factories
