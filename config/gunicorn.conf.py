@@ -4,12 +4,12 @@ Threads let a worker overlap the waits of a request (PostgreSQL commits, a slow 
 while the GIL caps each process at one core, so the default is a process per core, each
 with eight threads. A one-query ingestion post waits for its commit (the WAL flush) longer
 than it computes, and the posts waiting meanwhile share the next statement
-(`triage/ingest_sharing.py`): in `tests/bench/bench_triage.py` on two cores, eight threads
-took the single-post ceiling from 409–588 to 569–707 posts/s in alternating runs, where the
-bare JSON endpoint's moved from 926–1,474 to 1,114–1,135 requests/s. A third process cost
-5-15 % more CPU per post, spent on contention for the same two cores. Every value can be
-overridden from the environment; each thread may hold a database connection (README,
-"Serving in production").
+(`triage/ingest_sharing.py`): in `tests/bench/bench_triage.py` on two busy cores, eight
+threads took the single-post ceiling from 313–588 (3 runs) to 465–707 posts/s (6 runs), where
+the bare JSON endpoint's went from 926–1,474 to 1,099–1,214 requests/s (README, "Ingestion
+speed"). A third process cost 5-15 % more CPU per post, spent on contention for the same two
+cores. Every value can be overridden from the environment; each thread may hold a database
+connection (README, "Serving in production").
 """
 
 import multiprocessing
