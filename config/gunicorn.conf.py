@@ -2,9 +2,14 @@
 
 Threads let a worker overlap the waits of a request (PostgreSQL commits, a slow page)
 while the GIL caps each process at one core, so the default is a process per core, each
-with four threads. On two cores that measured best for the ingestion API
-(tests/bench/bench_triage.py): a third process cost 5-15 % more CPU per post, spent on
-contention for the same two cores. Every value can be overridden from the environment.
+with eight threads. A one-query ingestion post waits for its commit (the WAL flush) longer
+than it computes, and the posts waiting meanwhile share the next statement
+(`triage/ingest_sharing.py`): in `tests/bench/bench_triage.py` on two busy cores, eight
+threads took the single-post ceiling from 313–588 (3 runs) to 465–707 posts/s (6 runs), where
+the bare JSON endpoint's went from 926–1,474 to 1,099–1,214 requests/s (README, "Ingestion
+speed"). A third process cost 5-15 % more CPU per post, spent on contention for the same two
+cores. Every value can be overridden from the environment; each thread may hold a database
+connection (README, "Serving in production").
 """
 
 import multiprocessing
@@ -13,7 +18,7 @@ import os
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count()))
 worker_class = "gthread"
-threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+threads = int(os.environ.get("GUNICORN_THREADS", "8"))
 # Each worker listens on its own socket and the kernel spreads new connections evenly
 # among them. With one shared socket, whichever worker woke first took most of the
 # clients' keep-alive connections: one process (one core, because of the GIL) carried

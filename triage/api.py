@@ -1,13 +1,14 @@
 """The ingestion REST API: token authentication, scopes, serializers and the two endpoints."""
 
 import copy
+import functools
 import io
 import threading
 
 from django.conf import settings
 from django.db.models import Prefetch
 from django.shortcuts import render
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.utils import OpenApiResponse, PolymorphicProxySerializer, extend_schema
@@ -24,25 +25,12 @@ from probes.selectors import warehouse_map_by_name
 from triage.api_try import try_query_warehouses
 from triage.attempts import AttemptListField, request_attempts_store
 from triage.ingest import live_queries_ingest
+from triage.ingest_rows import MAX_JSON_DEPTH, json_depth, row_clean, unstorable_text_at
 from triage.models import ApiToken, LiveQuery
 from triage.tokens import api_token_authenticate
 
 MAX_BATCH = 500
 MAX_ID = 2**63 - 1  # the largest big-integer primary key
-# Deeper JSON is refused: no real query's metadata nests this far, and every reader of a
-# deeply nested value (the decoder, validation, storage) recurses once per level.
-MAX_JSON_DEPTH = 64
-
-
-def json_depth(value) -> int:
-    """Return how deeply lists and objects nest in a decoded JSON value (a scalar is 0), without recursing."""
-    deepest, stack = 0, [(value, 1)] if isinstance(value, dict | list) else []
-    while stack:
-        item, depth = stack.pop()
-        deepest = max(deepest, depth)
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return deepest
 
 
 class BoundedJSONParser(JSONParser):
@@ -161,33 +149,10 @@ class QueryInSerializer(serializers.Serializer):
         """Refuse nesting past MAX_JSON_DEPTH, and text a database cannot store (NUL, lone surrogates)."""
         if json_depth(value) > MAX_JSON_DEPTH:
             raise serializers.ValidationError(f"metadata nests more than {MAX_JSON_DEPTH} levels deep.")
-        bad = _unstorable_text_at(value, "metadata")
+        bad = unstorable_text_at(value, "metadata")
         if bad:
             raise serializers.ValidationError(f"{bad} holds a NUL or lone surrogate character, which cannot be stored.")
         return value
-
-
-def _is_unstorable(text: str) -> bool:
-    return "\x00" in text or any("\ud800" <= char <= "\udfff" for char in text)
-
-
-def _unstorable_text_at(value, path: str) -> str | None:
-    """Return the path of the first key or string in a JSON value that cannot be stored, if any."""
-    if isinstance(value, str):
-        return path if _is_unstorable(value) else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if _is_unstorable(str(key)):
-                return f"a key of {path}"
-            found = _unstorable_text_at(item, f"{path}.{key}")
-            if found:
-                return found
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            found = _unstorable_text_at(item, f"{path}[{index}]")
-            if found:
-                return found
-    return None
 
 
 class AcceptedSerializer(serializers.Serializer):
@@ -211,22 +176,60 @@ class QueryStatusSerializer(serializers.Serializer):
     audited = serializers.BooleanField()
 
 
+def query_row_validate(row: dict) -> tuple[dict | None, dict | None]:
+    """Return (the clean row, None) or (None, the serializer's field errors) for one posted row.
+
+    The plain-Python check decides the common row (`triage/ingest_rows.py`); the serializer
+    judges only the rows it cannot, and writes every error message.
+    """
+    checked = row_clean(row)
+    if checked is not None:
+        return checked, None
+    serializer = QueryInSerializer(data=row)
+    if serializer.is_valid():
+        return dict(serializer.validated_data), None
+    return None, serializer.errors
+
+
 def _field_errors(rows) -> tuple[list[dict], dict, dict]:
     """Validate each row; return the clean rows, errors keyed by row index, and the warehouses."""
     clean, errors = [], {}
     for index, row in enumerate(rows):
-        serializer = QueryInSerializer(data=row)
         if not isinstance(row, dict):
             errors[str(index)] = {"non_field_errors": ["Each item must be a JSON object."]}
-        elif serializer.is_valid():
-            clean.append(dict(serializer.validated_data))
+            continue
+        checked, row_errors = query_row_validate(row)
+        if row_errors:
+            errors[str(index)] = row_errors
         else:
-            errors[str(index)] = serializer.errors
+            clean.append(checked)
     known = warehouse_map_by_name(names=(r["warehouse"] for r in clean))
     for index, row in enumerate(rows):
         if isinstance(row, dict) and str(index) not in errors and row.get("warehouse") not in known:
             errors[str(index)] = {"warehouse": [f"Unknown warehouse {row.get('warehouse')!r}."]}
     return clean, errors, known
+
+
+@functools.cache
+def _collection_path(script_prefix: str, urlconf) -> str:
+    """The ingestion endpoint's path: reversed once per mount point and URLconf, not once per post."""
+    return reverse("triage_api:query-ingest")
+
+
+def ingest_answers(request, ingested) -> list[dict]:
+    """Describe each ingested query as `AcceptedSerializer` does, in the order posted."""
+    # One URL built per post, not per query: a status URL is the collection's plus "/<id>".
+    status_base = request.build_absolute_uri(_collection_path(get_script_prefix(), get_urlconf()))
+    return [
+        {
+            "id": entry.live.pk,
+            "external_id": entry.live.external_id,
+            "status": entry.live.status,
+            "created": entry.created,
+            "status_url": f"{status_base}/{entry.live.pk}",
+        }
+        for entry in ingested
+    ]
 
 
 def one_or_many(name, serializer_class):
@@ -286,18 +289,7 @@ class QueryIngestView(APIView):
             return Response({"detail": "Validation failed; nothing was stored.", "errors": body}, status=400)
         ingested = live_queries_ingest(rows=clean, token=request.auth, warehouses=warehouses)
         request_attempts_store(rows=clean, ingested=ingested)
-        # One URL built per post, not per query: a status URL is the collection's plus "/<id>".
-        status_base = request.build_absolute_uri(reverse("triage_api:query-ingest"))
-        accepted = [
-            {
-                "id": entry.live.pk,
-                "external_id": entry.live.external_id,
-                "status": entry.live.status,
-                "created": entry.created,
-                "status_url": f"{status_base}/{entry.live.pk}",
-            }
-            for entry in ingested
-        ]
+        accepted = ingest_answers(request, ingested)
         if single:
             return Response(accepted[0], status=202 if accepted[0]["created"] else 200)
         return Response(accepted, status=202)

@@ -17,7 +17,7 @@ from django.utils import timezone
 from labelling.models import QuerySource
 from labelling.services import queries_create
 from probes.models import Warehouse
-from triage import ingest_sql
+from triage import ingest_sharing, ingest_sql
 from triage.models import ApiToken, LiveQuery
 from triage.publishing import live_queries_publish_soon
 
@@ -31,7 +31,9 @@ INGEST_DEADLOCK_RETRIES = 5
 
 @dataclass(frozen=True)
 class IngestedQuery:
-    live: LiveQuery
+    # The stored live row: a `LiveQuery`, or from the one-statement path an `ingest_sql.StoredLiveQuery`.
+    # Read only its pk, external_id, client and status.
+    live: LiveQuery | ingest_sql.StoredLiveQuery
     created: bool
 
 
@@ -71,6 +73,36 @@ def _insert_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> l
     return LiveQuery.objects.bulk_create(lives)
 
 
+def _ingest_one_statement(rows: list[dict], token: ApiToken | None, warehouses: dict) -> tuple[dict, set]:
+    """Insert the new rows with one statement, then read the repeats' stored rows; return (live by id, new ids).
+
+    PostgreSQL outside a transaction only. The statement skips an external id the client has
+    stored (ON CONFLICT), so a post of new ids costs one round trip and a post with repeats two;
+    concurrent posts of this process share their statement (`triage/ingest_sharing.py`).
+    """
+    client = token.client if token else ""
+    by_external: dict = {}
+    fresh: set[str] = set()
+    wanted = rows
+    for attempt in itertools.count():
+        lives = ingest_sharing.live_rows_store(rows=wanted, warehouses=warehouses, token=token)
+        if lives:  # one statement outside a transaction: committed when it returns
+            live_queries_publish_soon(ids=[live.pk for live in lives])
+        by_external.update({live.external_id: live for live in lives})
+        fresh.update(live.external_id for live in lives)
+        missing = [row["external_id"] for row in wanted if row["external_id"] not in by_external]
+        if missing:
+            by_external.update(
+                {live.external_id: live for live in LiveQuery.objects.filter(client=client, external_id__in=missing)}
+            )
+        wanted = [row for row in wanted if row["external_id"] not in by_external]
+        if not wanted:
+            return by_external, fresh
+        # A stored row that went away between the statement and the read: insert it again.
+        if attempt == INGEST_RACE_RETRIES:
+            raise IntegrityError(f"ingestion: {len(wanted)} external ids neither stored nor insertable")
+
+
 def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) -> dict[str, LiveQuery] | None:
     """Insert rows assuming none was posted before; None if one was (`_ingest_careful` decides).
 
@@ -78,14 +110,9 @@ def _ingest_all_new(rows: list[dict], token: ApiToken | None, warehouses: dict) 
     unique constraint on (client, external id), not this function, guarantees no duplicate.
     """
     try:
-        if ingest_sql.usable() and not connection.in_atomic_block:
-            # One statement, its own transaction: on_commit below runs at once, after it.
-            lives = ingest_sql.live_rows_insert(rows=rows, warehouses=warehouses, token=token, now=timezone.now())
+        with transaction.atomic():
+            lives = _insert_new(rows, token, warehouses)
             transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids=ids))
-        else:
-            with transaction.atomic():
-                lives = _insert_new(rows, token, warehouses)
-                transaction.on_commit(lambda ids=[live.pk for live in lives]: live_queries_publish_soon(ids=ids))
     except IntegrityError:
         return None
     return {live.external_id: live for live in lives}
@@ -137,6 +164,9 @@ def live_queries_ingest(*, rows: list[dict], token: ApiToken | None = None, ware
     ordered = [first_of[external_id] for external_id in sorted(first_of)]
     for attempt in range(INGEST_DEADLOCK_RETRIES + 1):
         try:
+            if ingest_sql.usable() and not connection.in_atomic_block:
+                by_external, fresh = _ingest_one_statement(ordered, token, warehouses)
+                break
             by_external = _ingest_all_new(ordered, token, warehouses)
             fresh = set(by_external or ())
             if by_external is None:

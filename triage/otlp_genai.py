@@ -19,6 +19,8 @@ FLATTENED = (
     re.compile(r"^gen_ai\.prompt\.(\d+)\.(role|content)$"),
     re.compile(r"^llm\.input_messages\.(\d+)\.message\.(role|content)$"),
 )
+# Every attribute above starts with one of these.
+GENAI_PREFIXES = ("gen_ai.", "llm.")
 MODEL_ATTRIBUTES = ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name")
 
 
@@ -97,15 +99,17 @@ def _event_user_text(name: str, attributes: dict) -> str | None:
 
 def genai_question(attributes: dict, events: list[tuple[str, dict]]) -> str | None:
     """Return the last user message a GenAI span records in its attributes or events, or None."""
-    for key in MESSAGE_ATTRIBUTES:
-        if key in attributes:
-            text = last_user_text(attributes[key])
+    # Most spans (a SQL span, say) carry no GenAI attribute: skip the scans of every key.
+    if any(key.startswith(GENAI_PREFIXES) for key in attributes):
+        for key in MESSAGE_ATTRIBUTES:
+            if key in attributes:
+                text = last_user_text(attributes[key])
+                if text:
+                    return text
+        for pattern in FLATTENED:
+            text = last_user_text(_flattened_messages(attributes, pattern))
             if text:
                 return text
-    for pattern in FLATTENED:
-        text = last_user_text(_flattened_messages(attributes, pattern))
-        if text:
-            return text
     texts = [text for name, event_attributes in events if (text := _event_user_text(name, event_attributes))]
     return texts[-1] if texts else None
 

@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from probes.selectors import warehouse_map_by_name
-from triage.api import QueryInSerializer
+from triage.api import query_row_validate
 from triage.attempts import request_attempts_store
 from triage.ingest import live_queries_ingest
 from triage.models import ApiToken
@@ -112,12 +112,12 @@ def rows_validate(ready: list[ReadyQuery]) -> tuple[list[dict], list[SpanFacts],
         if span.warehouse not in warehouses:
             rejected.append((span, f"span {span.span_id}: unknown warehouse {span.warehouse!r}"))
             continue
-        serializer = QueryInSerializer(data=query_row(entry))
-        if serializer.is_valid():
-            clean.append(dict(serializer.validated_data))
-            spans.append(span)
+        checked, errors = query_row_validate(query_row(entry))
+        if errors:
+            rejected.append((span, f"span {span.span_id}: {_error_text(errors)}"))
         else:
-            rejected.append((span, f"span {span.span_id}: {_error_text(serializer.errors)}"))
+            clean.append(checked)
+            spans.append(span)
     return clean, spans, rejected, warehouses
 
 

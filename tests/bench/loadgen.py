@@ -18,6 +18,7 @@ QUERIES_JSONL is a gold-set file whose SQL is posted in turn (labelling/data/dem
 With GET_PATH (it starts with "/") it GETs that path instead (a 200 counts), the baseline of
 what the same server answers for a bare JSON endpoint. MODE `batch:N` posts lists of N
 queries to the same API; `otlp:N` posts the same queries as N spans an export to /v1/traces
+(`otlp-proto:N`: the same exports as protobuf)
 (OTLP/JSON, one root span per query carrying `db.query.text`, `db.namespace` and
 `docket.question`).
 Prints one JSON line: {"latencies_ms": [...], "errors": N, "ids": [...], "posted_at": [...],
@@ -25,10 +26,14 @@ Prints one JSON line: {"latencies_ms": [...], "errors": N, "ids": [...], "posted
 """
 
 import asyncio
+import base64
 import hashlib
 import json
 import sys
 import time
+
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 MAX_REQUESTS = 200_000
 
@@ -82,7 +87,7 @@ def batch_request_bytes(token: str, tag: str, queries: list[dict], warehouse: st
     return _post(token, "/api/v1/queries", body)
 
 
-def otlp_request_bytes(token: str, tag: str, queries: list[dict], warehouse: str) -> bytes:
+def otlp_export(tag: str, queries: list[dict], warehouse: str) -> dict:
     """An OTLP/JSON export of one root span per query (ids from the tag, so every export is new)."""
     trace = hashlib.sha256(tag.encode()).hexdigest()[:32]
     now = time.time_ns()
@@ -103,7 +108,7 @@ def otlp_request_bytes(token: str, tag: str, queries: list[dict], warehouse: str
         }
         for k, query in enumerate(queries)
     ]
-    export = {
+    return {
         "resourceSpans": [
             {
                 "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "bench"}}]},
@@ -111,13 +116,27 @@ def otlp_request_bytes(token: str, tag: str, queries: list[dict], warehouse: str
             }
         ]
     }
-    return _post(token, "/v1/traces", json.dumps(export).encode())
 
 
-def _post(token: str, path: str, body: bytes) -> bytes:
+def otlp_request_bytes(token: str, tag: str, queries: list[dict], warehouse: str) -> bytes:
+    """The export as OTLP/JSON."""
+    return _post(token, "/v1/traces", json.dumps(otlp_export(tag, queries, warehouse)).encode())
+
+
+def otlp_proto_request_bytes(token: str, tag: str, queries: list[dict], warehouse: str) -> bytes:
+    """The same export as protobuf, the encoding OTLP/HTTP exporters send by default."""
+    export = otlp_export(tag, queries, warehouse)
+    for span in export["resourceSpans"][0]["scopeSpans"][0]["spans"]:
+        span["traceId"] = base64.b64encode(bytes.fromhex(span["traceId"])).decode()  # protobuf's JSON form
+        span["spanId"] = base64.b64encode(bytes.fromhex(span["spanId"])).decode()
+    message = json_format.ParseDict(export, ExportTraceServiceRequest())
+    return _post(token, "/v1/traces", message.SerializeToString(), "application/x-protobuf")
+
+
+def _post(token: str, path: str, body: bytes, content_type: str = "application/json") -> bytes:
     head = (
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {token}\r\nContent-Type: {content_type}\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
     )
     return head.encode() + body
@@ -151,7 +170,9 @@ async def client(n: int, args, start_at: float, stop_at: float, interval: float,
         elif args["batch"]:
             size, start = args["batch"], (n * 7919 + i * args["batch"]) % len(args["queries"])
             chosen = [args["queries"][(start + k) % len(args["queries"])] for k in range(size)]
-            build = otlp_request_bytes if args["otlp"] else batch_request_bytes
+            build = {"otlp": otlp_request_bytes, "otlp-proto": otlp_proto_request_bytes}.get(
+                args["otlp"], batch_request_bytes
+            )
             payload = build(token, f"bench-{tag}-{n}-{i}", chosen, args["warehouse"])
         else:
             query = args["queries"][(n * 7919 + i) % len(args["queries"])]
@@ -176,7 +197,7 @@ async def client(n: int, args, start_at: float, stop_at: float, interval: float,
         elif args["batch"] and status == 202:
             out["latencies_ms"].append((time.monotonic() - started) * 1000)
             out["queries"] += args["batch"]
-        elif status == 202:
+        elif status == 202 and body.startswith(b"{"):  # an answer without its body is an error
             out["latencies_ms"].append((time.monotonic() - started) * 1000)
             out["ids"].append(json.loads(body)["id"])
             out["posted_at"].append(posted_at)
@@ -214,8 +235,8 @@ if __name__ == "__main__":
                 "queries": live_queries(queries),
                 "warehouse": warehouse,
                 "get_path": get_path,
-                "batch": int(size) if mode in ("batch", "otlp") else 0,
-                "otlp": mode == "otlp",
+                "batch": int(size) if mode in ("batch", "otlp", "otlp-proto") else 0,
+                "otlp": mode if mode.startswith("otlp") else "",
             }
         )
     )

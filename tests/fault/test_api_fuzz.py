@@ -1,7 +1,8 @@
 """Fuzz every operation of the published OpenAPI schema with schemathesis, in process.
 
-Requests go through Django's real WSGI application (middleware, token authentication,
-parsers) with a valid API token. Every response must be free of server errors and
+Requests go through the WSGI application gunicorn serves (`config/wsgi.py`: the API's paths on
+the machine endpoints' middleware, the schema on the site's; token authentication, parsers) with
+a valid API token. Every response must be free of server errors and
 conform to the schema; the pipeline runs eagerly on whatever the fuzzer manages to
 ingest, and every stored query must end in a final state.
 """
@@ -19,6 +20,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from config.machine import machine_or_site
 from triage import tasks as triage_tasks  # noqa: F401 — eager mode below runs them in this process
 from triage.models import IngestStatus, LiveQuery
 from triage.policy import policy_publish
@@ -36,7 +38,7 @@ def fuzz_target(transactional_db, tmp_path, monkeypatch, eager_tasks):
     factories.fanout_trap_warehouse(tmp_path / "shop.sqlite3", monkeypatch)
     policy_publish(changes={"run_verifier": True, "run_fanout_detector": True, "audit_share": 0.5})
     _, plaintext = factories.token()
-    schema = schemathesis.openapi.from_wsgi("/api/schema/", get_wsgi_application())
+    schema = schemathesis.openapi.from_wsgi("/api/schema/", machine_or_site(get_wsgi_application()))
     return schema, {"Authorization": f"Bearer {plaintext}"}
 
 

@@ -1,7 +1,7 @@
 """The ingestion API's one-statement insert on PostgreSQL stores what the ORM path stores."""
 
 import pytest
-from django.db import IntegrityError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from labelling.models import Query
@@ -55,18 +55,37 @@ def test_one_statement_stores_the_same_rows_as_the_orm():
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_a_repeated_external_id_fails_the_whole_statement_and_stores_nothing():
+def test_a_stored_external_id_is_skipped_and_leaves_no_query_without_its_live_row():
     warehouse = factories.warehouse("shop")
-    ingest_sql.live_rows_insert(
+    token, _ = factories.token()
+    [first] = ingest_sql.live_rows_insert(
+        rows=[ROW | {"external_id": "a"}], warehouses={"shop": warehouse}, token=token, now=timezone.now()
+    )
+    again = ingest_sql.live_rows_insert(
+        rows=[ROW | {"external_id": "b"}, ROW | {"external_id": "a"}, ROW | {"external_id": "c"}],
+        warehouses={"shop": warehouse},
+        token=token,
+        now=timezone.now(),
+    )
+    assert sorted(live.external_id for live in again) == ["b", "c"]
+    assert LiveQuery.objects.get(client="acme", external_id="a").pk == first.pk
+    assert Query.objects.filter(external_id="a").count() == 1
+    # Every query the statement stored has its live row, under the same id.
+    assert set(Query.objects.values_list("pk", flat=True)) == set(LiveQuery.objects.values_list("pk", flat=True))
+    [other_client] = ingest_sql.live_rows_insert(
         rows=[ROW | {"external_id": "a"}], warehouses={"shop": warehouse}, token=None, now=timezone.now()
     )
-    before = Query.objects.count()
-    with pytest.raises(IntegrityError):
-        ingest_sql.live_rows_insert(
-            rows=[ROW | {"external_id": "b"}, ROW | {"external_id": "a"}],
-            warehouses={"shop": warehouse},
-            token=None,
-            now=timezone.now(),
-        )
-    assert Query.objects.count() == before and not Query.objects.filter(external_id="b").exists()
+    assert other_client.pk != first.pk and other_client.client == ""
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_one_statement_stores_a_whole_batch_as_fetched_rows():
+    warehouse = factories.warehouse("shop")
+    rows = [ROW | {"external_id": f"batch-{n:03d}", "sql": f"SELECT {n}"} for n in range(120)]
+    lives = ingest_sql.live_rows_insert(rows=rows, warehouses={"shop": warehouse}, token=None, now=timezone.now())
+    assert len(lives) == 120
+    stored = dict(Query.objects.filter(external_id__startswith="batch-").values_list("external_id", "sql"))
+    assert stored == {row["external_id"]: row["sql"] for row in rows}
+    assert {live.pk for live in lives} == set(LiveQuery.objects.values_list("pk", flat=True))
     assert connection.vendor == "postgresql"
