@@ -184,3 +184,18 @@ def test_a_deleted_warehouse_is_forgotten_by_the_process_that_deleted_it(api):
     Query.objects.filter(warehouse__name="gone").delete()
     Warehouse.objects.filter(name="gone").get().delete()
     assert api("post", URL, row("w-3", warehouse="gone")).status_code == 400
+
+
+def test_a_browser_accept_header_gets_the_status_as_json_not_a_server_error(client):
+    # A token client is not a user: DRF's browsable HTML page would read its groups and fail.
+    factories.warehouse("shop")
+    _, plaintext = factories.token()
+    browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"  # what Chromium sends
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {plaintext}", "HTTP_ACCEPT": browser}
+    created = client.post(URL, data=json.dumps(row()), content_type="application/json", **auth).json()
+    response = client.get(f"{URL}/{created['id']}", **auth)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["status"] == IngestStatus.PENDING
+    only_html = client.get(f"{URL}/{created['id']}", HTTP_AUTHORIZATION=f"Bearer {plaintext}", HTTP_ACCEPT="text/html")
+    assert only_html.status_code == 406  # said plainly, never a 500
