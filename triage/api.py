@@ -259,8 +259,13 @@ class QueryIngestView(APIView):
     @extend_schema(
         request=one_or_many("QueryInOneOrMany", QueryInSerializer),
         responses={
-            202: one_or_many("AcceptedOneOrMany", AcceptedSerializer),
-            200: AcceptedSerializer,
+            202: OpenApiResponse(
+                one_or_many("AcceptedOneOrMany", AcceptedSerializer),
+                description="Stored and queued for judging (at least one query was new).",
+            ),
+            200: OpenApiResponse(
+                AcceptedSerializer, description="Already stored: every external_id was seen before (idempotent)."
+            ),
             400: OpenApiResponse(description="Field errors, keyed by item index for a list."),
             413: OpenApiResponse(description="Body too large."),
             **AUTH_RESPONSES,
