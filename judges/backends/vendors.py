@@ -100,6 +100,18 @@ _clients: dict = {}
 _clients_lock = threading.Lock()
 
 
+def vendor_sdks_import() -> None:
+    """Import both vendor SDKs now, rather than on a judge's first call.
+
+    A Celery worker calls this before it forks its pool (`judges/tasks.py`
+    `vendor_sdks_preload`): each SDK takes seconds of CPU to import, and eight pool
+    processes importing it at once on a busy machine took past a live query's time limit.
+    Imported in the parent, the children share it from the fork.
+    """
+    import anthropic  # noqa: PLC0415, F401 — a heavy SDK, loaded only by processes that call vendors
+    import openai  # noqa: PLC0415, F401 — idem
+
+
 def cached_client(kind: str, endpoint: Endpoint, timeout_s: float):
     """Return one SDK client per (kind, endpoint, timeout) per process; SDK retries are off."""
     cache_key = (kind, endpoint, timeout_s, os.getpid())
