@@ -11,7 +11,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from labelling.models import Query, QuerySource
 from triage import otlp_views
 from triage.models import LiveQuery, OtlpExportCounts, OtlpHeldSpan, OtlpMapping, RequestAttempt
-from triage.otlp_ingest import otlp_mapping_forget
+from triage.otlp_models import otlp_mapping_forget
 from triage.tests import factories
 from triage.tests.otlp_support import Spans, json_body, protobuf_body
 
