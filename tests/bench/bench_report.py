@@ -46,6 +46,7 @@ from tests.bench.bulk_fill import (
     gold_version_create,
     judge_versions_create,
     postgres_reachable,
+    size_label,
     verdicts_fetch_floor,
 )
 
@@ -117,12 +118,6 @@ PHASES = {"fill": phase_fill, "time": phase_time, "memory": phase_memory}
 
 
 # --- parent: one database at a time --------------------------------------------------------
-
-
-def size_label(verdicts: int) -> str:
-    if verdicts >= 1_000_000:
-        return f"{verdicts / 1e6:g}m"
-    return f"{verdicts / 1e3:g}k" if verdicts >= 1000 else str(verdicts)
 
 
 def measure(database: ScratchDatabase) -> list[dict]:

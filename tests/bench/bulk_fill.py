@@ -104,10 +104,10 @@ def gold_version_create(name: str, items: int, seed: int = 2026) -> tuple[GoldSe
     return version, query_ids, is_wrong
 
 
-def judge_versions_create(prefix: str, count: int) -> list[JudgeVersion]:
+def judge_versions_create(prefix: str, count: int, backend: str = Backend.REPLAY) -> list[JudgeVersion]:
     return [
         JudgeVersion.objects.create(
-            judge=Judge.objects.create(name=f"{prefix}-{index:02d}"), number=1, backend=Backend.REPLAY
+            judge=Judge.objects.create(name=f"{prefix}-{index:02d}"), number=1, backend=backend, is_simulated=True
         )
         for index in range(count)
     ]
@@ -155,6 +155,13 @@ def verdicts_fetch_floor(run_ids: list[int]):
     )
     sql, dtypes, _ = verdict_rows_sql(run_ids, max_judge_version_id)
     return fetch_columns(sql, run_ids, dtypes)
+
+
+def size_label(count: int) -> str:
+    """1,000,000 → "1m", 100,000 → "100k": how a bench line names a size."""
+    if count >= 1_000_000:
+        return f"{count / 1e6:g}m"
+    return f"{count / 1e3:g}k" if count >= 1000 else str(count)
 
 
 def analyze() -> None:
