@@ -6,7 +6,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Exists, OuterRef, Q
 from django.db.models.fields.json import KeyTransform
 
 from labelling.error_classes import error_class_holds_q
@@ -337,9 +338,7 @@ def version_item_record_list(*, version: GoldSetVersion, filters: BrowseFilters,
 
 def version_labeller_names(*, version) -> list[str]:
     """Who holds a current label on an item of the version (the browse page's labeller choice)."""
-    return list(
-        Label.objects.filter(query__version_items__version=version, is_current=True, labeller__isnull=False)
-        .order_by("labeller__username")
-        .values_list("labeller__username", flat=True)
-        .distinct()
-    )
+    # One EXISTS per user (the label index by labeller finds a first label at once), not a
+    # DISTINCT over every label of the version, which grew with its items (issue 33).
+    labels = Label.objects.filter(labeller=OuterRef("pk"), query__version_items__version=version, is_current=True)
+    return list(get_user_model().objects.filter(Exists(labels)).order_by("username").values_list("username", flat=True))
