@@ -1,8 +1,9 @@
 """Benchmark: the dashboard's cost as runs accumulate on a gold-set version (issue 33).
 
-Runs of 5 judges × 2,000 items × 3 repeats (30,000 verdicts each) pile up on one version:
-1, then 10, then 50 completed runs. At each size the dashboard page showing only the latest
-run (`?runs=<id>`) is timed through Django's test client (middleware, view, template);
+Runs of 5 judges × 2,000 items × 3 repeats (30,000 verdicts each): three gold-set versions
+of 2,000 items carry 1, 10 and 50 completed runs. The dashboard page showing only a
+version's latest run (`?runs=<id>`) is timed through Django's test client (middleware,
+view, template) on the three in turn, round after round, so each sees the same load;
 history must not cost: the page at 50 runs against the page at 1, target ≤ 1.2×. With 50
 runs, the dashboard over every run (1,500,000 verdicts) is timed against the fetch floor
 of the same verdicts (`tests/bench/bulk_fill.py` `verdicts_fetch_floor`, the report's own
@@ -22,8 +23,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
-
 import tests.bench.django_ready  # noqa: F401 - sets Django up for the imports below
 
 # isort: split
@@ -36,7 +35,7 @@ from django.urls import reverse
 
 from judges.calibration_data import selected_run_ids
 from judges.models import CalibrationRun, JudgeVersion
-from labelling.models import GoldSetVersion, GoldSetVersionItem
+from labelling.models import GoldSetVersion
 from tests.bench.bulk_fill import (
     ScratchDatabase,
     analyze,
@@ -50,41 +49,38 @@ MODULE = "bench_history"
 JUDGES, REPEATS = 5, 3
 ITEMS = int(os.environ.get("BENCH_HISTORY_ITEMS", "2000"))  # fewer for a quick check of the bench itself
 HISTORY = (1, 10, 50)
-GOLD_SET = "bench-history"
 ADMIN = "bench-history-admin"
 LATEST_ROUNDS, ALL_ROUNDS = 7, 3
+
+
+def gold_set_name(runs: int) -> str:
+    return f"bench-history-{runs}"
 
 
 # --- child-process phases -----------------------------------------------------------------
 
 
 def phase_fill(runs: str) -> dict:
-    """Bring the version to `runs` completed runs (creating the version and judges the first time)."""
-    wanted = int(runs)
+    """Add a gold-set version of ITEMS items with `runs` completed runs (judges and admin the first time)."""
     started = time.perf_counter()
     call_command("migrate", verbosity=0)  # the first time: an empty database
-    version = GoldSetVersion.objects.filter(gold_set__name=GOLD_SET).first()
-    if version is None:
-        with transaction.atomic():
-            version, _, _ = gold_version_create(GOLD_SET, ITEMS)
-            judge_versions_create("bench-history-judge", JUDGES)
+    with transaction.atomic():
+        judges = list(JudgeVersion.objects.filter(judge__name__startswith="bench-history-judge").order_by("pk"))
+        if not judges:
+            judges = judge_versions_create("bench-history-judge", JUDGES)
             get_user_model().objects.create_superuser(ADMIN, password="bench")
-    items = GoldSetVersionItem.objects.filter(version=version).order_by("query_id")
-    query_ids = list(items.values_list("query_id", flat=True))
-    is_wrong = [decision == "wrong" for decision in items.values_list("decision", flat=True)]
-    judges = list(JudgeVersion.objects.filter(judge__name__startswith="bench-history-judge").order_by("pk"))
-    have = CalibrationRun.objects.filter(gold_set_version=version).count()
-    for number in range(have, wanted):
+        version, query_ids, is_wrong = gold_version_create(gold_set_name(int(runs)), ITEMS)
+    for number in range(int(runs)):
         with transaction.atomic():
-            completed_run_add(version, judges, query_ids, np.array(is_wrong), repeats=REPEATS, seed=number)
+            completed_run_add(version, judges, query_ids, is_wrong, repeats=REPEATS, seed=number)
     analyze()
     return {"fill_seconds": time.perf_counter() - started}
 
 
-def dashboard_client() -> tuple[Client, GoldSetVersion]:
+def admin_client() -> Client:
     client = Client()
     client.force_login(get_user_model().objects.get(username=ADMIN))
-    return client, GoldSetVersion.objects.get(gold_set__name=GOLD_SET)
+    return client
 
 
 def timed_get(client: Client, url: str) -> float:
@@ -96,20 +92,36 @@ def timed_get(client: Client, url: str) -> float:
     return elapsed
 
 
+def dashboard_url(runs: int, *, latest_only: bool) -> str:
+    version = GoldSetVersion.objects.get(gold_set__name=gold_set_name(runs))
+    url = reverse("judges:dashboard", kwargs={"version_id": version.pk})
+    if not latest_only:
+        return url
+    return url + f"?runs={CalibrationRun.objects.filter(gold_set_version=version).order_by('-pk').first().pk}"
+
+
 def phase_latest() -> dict:
-    """Time the dashboard showing only the latest run; return the median."""
-    client, version = dashboard_client()
-    latest = CalibrationRun.objects.filter(gold_set_version=version).order_by("-pk").first()
-    url = reverse("judges:dashboard", kwargs={"version_id": version.pk}) + f"?runs={latest.pk}"
-    timed_get(client, url)  # warm the connection, the template cache and the database's cache
-    return {"seconds": statistics.median(timed_get(client, url) for _ in range(LATEST_ROUNDS))}
+    """Time the dashboard showing only the latest run of each version, in turn; return the medians.
+
+    Taking the versions in turn, round after round, puts the same machine load on each.
+    """
+    client = admin_client()
+    urls = {runs: dashboard_url(runs, latest_only=True) for runs in HISTORY}
+    for url in urls.values():
+        timed_get(client, url)  # warm the connection, the template cache and the database's cache
+    times = {runs: [] for runs in HISTORY}
+    for _ in range(LATEST_ROUNDS):
+        for runs, url in urls.items():
+            times[runs].append(timed_get(client, url))
+    return {str(runs): statistics.median(found) for runs, found in times.items()}
 
 
 def phase_all() -> dict:
-    """Time the fetch floor and the dashboard over every run, alternately; return the medians."""
-    client, version = dashboard_client()
+    """Time the fetch floor and the dashboard over every run of the largest history, alternately."""
+    client = admin_client()
+    version = GoldSetVersion.objects.get(gold_set__name=gold_set_name(HISTORY[-1]))
     run_ids = selected_run_ids(version)
-    url = reverse("judges:dashboard", kwargs={"version_id": version.pk})
+    url = dashboard_url(HISTORY[-1], latest_only=False)
     rows = verdicts_fetch_floor(run_ids)[0]  # warm the database's cache for both
     assert len(rows) == JUDGES * ITEMS * REPEATS * HISTORY[-1], len(rows)
     timed_get(client, url)
@@ -129,16 +141,15 @@ PHASES = {"fill": phase_fill, "latest": phase_latest, "all": phase_all}
 
 
 def run() -> list[dict]:
-    """Fill 1, 10, 50 runs, timing the latest-run page at each; then the all-runs page against its floor."""
+    """Fill versions with 1, 10 and 50 runs; time their latest-run pages in turn, then the all-runs page."""
     with ScratchDatabase("bench_history") as database:
         backend = database.vendor
-        latest = {}
         for runs in HISTORY:
             filled = database.run_phase(MODULE, "fill", runs)
-            latest[runs] = database.run_phase(MODULE, "latest")["seconds"]
-            print(f"{backend}: {runs} runs (filled in {filled['fill_seconds']:.0f}s): latest-run page "
-                  f"{latest[runs]:.3f}s", file=sys.stderr)  # fmt: skip
+            print(f"{backend}: a version with {runs} runs filled in {filled['fill_seconds']:.0f}s", file=sys.stderr)
+        latest = {int(runs): seconds for runs, seconds in database.run_phase(MODULE, "latest").items()}
         every = database.run_phase(MODULE, "all")
+    print(f"{backend}: latest-run pages {latest}; all runs {every}", file=sys.stderr)
     prefix = f"dashboard_{backend}"
     results = [
         {
