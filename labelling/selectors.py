@@ -338,7 +338,13 @@ def version_item_record_list(*, version: GoldSetVersion, filters: BrowseFilters,
 
 def version_labeller_names(*, version) -> list[str]:
     """Who holds a current label on an item of the version (the browse page's labeller choice)."""
-    # One EXISTS per user (the label index by labeller finds a first label at once), not a
-    # DISTINCT over every label of the version, which grew with its items (issue 33).
-    labels = Label.objects.filter(labeller=OuterRef("pk"), query__version_items__version=version, is_current=True)
-    return list(get_user_model().objects.filter(Exists(labels)).order_by("username").values_list("username", flat=True))
+    # A first-label lookup per labeller (the label index by labeller answers each at once),
+    # not one join over every label of the version: the planner hashed all the version's
+    # items for that, a cost that grew with them (issue 33, bench_growth's version page).
+    labellers = get_user_model().objects.filter(Exists(Label.objects.filter(labeller=OuterRef("pk"))))
+    holds = Label.objects.filter(query__version_items__version=version, is_current=True)
+    return [
+        username
+        for pk, username in labellers.order_by("username").values_list("pk", "username")
+        if holds.filter(labeller_id=pk).exists()
+    ]

@@ -118,22 +118,26 @@ def timed(client: Client, url: str, *, follow: bool = False) -> float:
     return elapsed
 
 
-def median_of(client: Client, url: str, *, follow: bool = False) -> float:
-    timed(client, url, follow=follow)  # warm the connection, the templates and the database's cache
-    return statistics.median(timed(client, url, follow=follow) for _ in range(ROUNDS))
-
-
 def phase_pages() -> dict:
-    """Time the queue's next item and the version page at each size; return the medians."""
+    """Time the queue's next item and the version page at each size, in turn; return the medians.
+
+    Taking the four in turn, round after round, puts the same machine load on each.
+    """
     labeller, admin = Client(), Client()
     labeller.force_login(get_user_model().objects.get(username="bench-labeller-0"))
     admin.force_login(get_user_model().objects.get(username="bench-admin"))
-    found = {}
+    pages = {}
     for items in ITEMS:
         name = f"bench-items-{items}"
-        found[f"queue_{items}"] = median_of(labeller, reverse("labelling:queue", args=[name]), follow=True)
-        found[f"version_{items}"] = median_of(admin, reverse("labelling:version_browse", args=[name, 1]))
-    return found
+        pages[f"queue_{items}"] = (labeller, reverse("labelling:queue", args=[name]), True)
+        pages[f"version_{items}"] = (admin, reverse("labelling:version_browse", args=[name, 1]), False)
+    for client, url, follow in pages.values():
+        timed(client, url, follow=follow)  # warm the connection, the templates and the database's cache
+    times = {key: [] for key in pages}
+    for _ in range(ROUNDS):
+        for key, (client, url, follow) in pages.items():
+            times[key].append(timed(client, url, follow=follow))
+    return {key: statistics.median(found) for key, found in times.items()}
 
 
 def phase_fill_live(total: str) -> dict:
