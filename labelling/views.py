@@ -178,6 +178,8 @@ def version_browse(request, name, number):
         "rows": rows,
         "sees_all": sees_all,
         "filter_query": urlencode(filters.as_query()),
+        # Unfiltered, the page's count is the version's: one COUNT over its items, not two.
+        "version_items": page.paginator.count if not filters.as_query() else version.items.count(),
         "metadata_keys": selectors.version_metadata_keys(version=version),
     }
     return render(request, "labelling/version_browse.html", context)
