@@ -16,6 +16,15 @@ AUDITED_MODELS = [
     # Where alerts go; the salt is left out with the secret it stands for (triage/webhooks.py).
     {"model": "triage.Webhook", "exclude_fields": ["secret_salt"]},
     {"model": "triage.AlertRecipient"},
+    # A gold set's fitness thresholds decide which judges may gate: who moved them, and from what.
+    {
+        "model": "labelling.GoldSet",
+        "include_fields": [
+            "fitness_gate_catch_lower",
+            "fitness_gate_false_reject_upper",
+            "fitness_monitor_kappa_lower",
+        ],
+    },
     {"model": "labelling.GoldSetVersion"},  # a publication
     {"model": "labelling.Adjudication"},
     {"model": "labelling.Taxonomy"},

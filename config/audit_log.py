@@ -76,12 +76,15 @@ def audited_content_types() -> list[ContentType]:
     return [by_model[model] for model in models]
 
 
+AUDIT_ORDER = ("-timestamp", "-pk")
+
+
 def audit_entries():
     """Every entry of the audited models, newest first, with actor and model loaded."""
     return (
         LogEntry.objects.filter(content_type__in=audited_content_types())
         .select_related("actor", "content_type")
-        .order_by("-timestamp", "-pk")
+        .order_by(*AUDIT_ORDER)
     )
 
 

@@ -7,8 +7,9 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import render
 
 from config.audit_filters import AuditEntryFilter
-from config.audit_log import EXPORT_COLUMNS, audit_entries, audit_export_record
+from config.audit_log import AUDIT_ORDER, EXPORT_COLUMNS, audit_entries, audit_export_record
 from config.exports import records_csv_response
+from config.keyset import keyset_rows
 from config.roles import VIEW_AUDIT_LOG, permission_required
 
 PAGE_SIZE = 50
@@ -22,7 +23,9 @@ def audit_log(request):
     entries = filtered.qs
     export = request.GET.get("format")
     if export in ("csv", "json"):
-        records = (audit_export_record(entry) for entry in entries.iterator(chunk_size=EXPORT_CHUNK))
+        # Keyset pages (config/keyset.py), newest first: no OFFSET, no cursor held open.
+        rows = keyset_rows(entries, AUDIT_ORDER, chunk=EXPORT_CHUNK)
+        records = (audit_export_record(entry) for entry in rows)
         if export == "csv":
             return records_csv_response("audit-log.csv", EXPORT_COLUMNS, records)
         return _json_stream("audit-log.json", records)
@@ -30,7 +33,10 @@ def audit_log(request):
     query = request.GET.copy()
     query.pop("page", None)
     query.pop("format", None)
-    context = {"filter": filtered, "page": page, "query": query.urlencode()}
+    # Each entry with its changes as (field, values) pairs: a template reading `changes.items` would
+    # get an audited field named "items" (a gold-set version's) instead of the dict's method.
+    rows = [(entry, list(entry.changes_display_dict.items())) for entry in page]
+    context = {"filter": filtered, "page": page, "rows": rows, "query": query.urlencode()}
     return render(request, "config/audit_log.html", context)
 
 

@@ -12,6 +12,7 @@ site (`config/signals.py` `admins_are_staff`). Superusers hold every permission 
 from functools import wraps
 
 from django.apps import apps
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 
 LABELLER = "labeller"
@@ -23,8 +24,8 @@ ALL_ROLES = (LABELLER, ANALYST, ML_ENGINEER, ADMIN)
 # The permission each kind of page or action checks.
 LABEL_QUERIES = "labelling.add_label"  # the labeller's queue
 VIEW_GOLDSETS = "labelling.view_goldset"  # gold sets, their versions, previews
-# Publish, import, adjudicate, audit, agreement, exports; seeing every label. Not change_goldset:
-# the gold set's own settings (label reveal) are an admin's, in the admin site.
+# Publish, import, adjudicate, audit, agreement, exports, the fitness thresholds; seeing every label.
+# Not change_goldset: the gold set's other settings (label reveal) are an admin's, in the admin site.
 MANAGE_GOLDSETS = "labelling.add_goldsetversion"
 MANAGE_TAXONOMIES = "labelling.change_taxonomy"
 VIEW_LABELLER_PROGRESS = "auth.view_user"
@@ -88,15 +89,19 @@ def permission_check(user, *perms: str) -> None:
         raise PermissionDenied(f"This page needs the role {' or '.join(roles_holding(*perms))}.")
 
 
-def permission_required(*perms: str):
+def permission_required(*perms: str, refusal=None):
     """Decorate a view so only users holding every one of `perms` reach it (403 otherwise).
 
     An anonymous visitor never gets here: LoginRequiredMiddleware sends them to the login page.
+    `refusal`, a function of no arguments, gives the 403 page a reason of the page's own
+    (e.g. who can do it instead) in place of the roles alone.
     """
 
     def decorator(view):
         @wraps(view)
         def wrapped(request, *args, **kwargs):
+            if refusal is not None and not request.user.has_perms(perms):
+                raise PermissionDenied(refusal())
             permission_check(request.user, *perms)
             return view(request, *args, **kwargs)
 
@@ -143,3 +148,17 @@ def ensure_role_groups(**kwargs):
             if perm:
                 perms.append(perm)
         group.permissions.set(perms)
+
+
+def users_holding(perm: str, *, limit: int = 10) -> list[str]:
+    """Return the usernames of active users who hold `perm` (by group, directly or as superusers).
+
+    For pages that must say who can do what the reader cannot ("awaiting an adjudicator: …").
+    Permissions come from the ModelBackend alone (the axes backend only refuses locked-out logins).
+    """
+    return list(
+        get_user_model()
+        .objects.with_perm(perm, backend="django.contrib.auth.backends.ModelBackend")
+        .order_by("username")
+        .values_list("username", flat=True)[:limit]
+    )

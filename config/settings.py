@@ -30,6 +30,7 @@ from config.settings_pipeline import (  # noqa: F401 — settings Django reads b
     ALERT_EMAIL_FROM,
     ALERT_SITE_URL,
     ALERT_WEBHOOK_KEY,
+    CACHES,
     DB_MAX_CONNECTIONS_PER_PROCESS,
     EMAIL_BACKEND,
     EMAIL_HOST,
@@ -102,8 +103,7 @@ from config.settings_warehouses import (  # noqa: F401 — settings Django reads
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-# Where local state lives. Importing settings creates nothing: `manage.py` and the Celery app
-# create this folder and the secret key file (config/local_state.py) before they read settings.
+# Where local state lives; importing settings creates it not (manage.py does: config/local_state.py).
 VAR_DIR = env_path("DOCKET_VAR_DIR", BASE_DIR / "var")
 SECRET_KEY_FILE = VAR_DIR / "secret_key"
 

@@ -43,3 +43,16 @@ TRIAGE_MAX_ATTEMPTS = env_positive_int("TRIAGE_MAX_ATTEMPTS", 5)
 # lease not renewed this long means the worker died, and another may take the chunk.
 # Longer than any one vendor call with its retries, or a slow call would lose its chunk.
 JUDGES_CHUNK_LEASE_S = env_positive_float("JUDGES_CHUNK_LEASE_S", 300)
+
+# Django's caches, each in a process's own memory. "calibration" keeps the dashboard's loaded
+# verdict arrays (judges/calibration_cache.py), an entry up to tens of megabytes: it holds a
+# few selections, apart from the small entries (tokens, catalogues) of "default".
+CALIBRATION_CACHE_ENTRIES = env_positive_int("CALIBRATION_CACHE_ENTRIES", 8)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "docket-default"},
+    "calibration": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "docket-calibration",
+        "OPTIONS": {"MAX_ENTRIES": CALIBRATION_CACHE_ENTRIES},
+    },
+}

@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Exists, OuterRef, Q, Sum
 
 from judges import metrics
 from judges.draws import DrawTable, draws_from_rows
-from judges.examples import example_items, rows_outside_examples
-from judges.models import JudgeVersion, Verdict
+from judges.examples import example_items, example_pairs, rows_outside_examples
+from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
 from judges.run_selection import SOURCE_BOTH, RunSelection, calibration_run_ids_get, gold_items_of_source
 from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
 from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
@@ -153,7 +153,11 @@ def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH,
         .order_by("query_id")
         .values_list("query_id", "query__external_id", "decision", "error_class")
     )
-    rows = list(rows)
+    return gold_item_arrays(list(rows))
+
+
+def gold_item_arrays(rows: list) -> tuple:
+    """Turn (query id, external id, decision, error class) rows, by query id, into the item arrays."""
     query_ids = np.array([row[0] for row in rows], dtype=np.int64)
     external_ids = [row[1] for row in rows]
     is_wrong = np.array([row[2] == LabelDecision.WRONG for row in rows], dtype=bool)
@@ -161,6 +165,21 @@ def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH,
         [(row[3] or UNCLASSIFIED) if row[2] == LabelDecision.WRONG else "" for row in rows], dtype=object
     )
     return query_ids, external_ids, is_wrong, error_class
+
+
+def load_gold_items_of_versions(version_ids: list[int]) -> dict[int, tuple]:
+    """Return {version id: `load_gold_items` of it} for many versions (every item, both sources), in one query."""
+    rows = (
+        GoldSetVersionItem.objects.filter(
+            version_id__in=version_ids, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
+        )
+        .order_by("version_id", "query_id")
+        .values_list("version_id", "query_id", "query__external_id", "decision", "error_class")
+    )
+    grouped = {version_id: [] for version_id in version_ids}
+    for version_id, *row in rows:
+        grouped[version_id].append(row)
+    return {version_id: gold_item_arrays(found) for version_id, found in grouped.items()}
 
 
 def fetch_verdict_costs(run_ids: list[int], items=None) -> dict[int, tuple[int, float, int, int]]:
@@ -177,8 +196,29 @@ def fetch_verdict_costs(run_ids: list[int], items=None) -> dict[int, tuple[int, 
     verdicts = Verdict.objects.filter(run_id__in=run_ids)
     if items is not None:
         verdicts = verdicts.filter(query_id__in=items.values("query_id"))
+    return {judge_version_id: sums for (judge_version_id,), sums in _cost_sums(verdicts, "judge_version_id")}
+
+
+def fetch_verdict_costs_by_version(run_ids: list[int], *, on_items: bool = False) -> dict[tuple[int, int], tuple]:
+    """Return {(gold-set version id, judge version id): the sums of `fetch_verdict_costs`} of runs on many versions.
+
+    `on_items`: only verdicts on a correct/wrong item of their run's own gold-set version.
+    """
+    verdicts = Verdict.objects.filter(run_id__in=run_ids)
+    if on_items:
+        item = GoldSetVersionItem.objects.filter(
+            version_id=OuterRef("run__gold_set_version_id"),
+            query_id=OuterRef("query_id"),
+            decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG],
+        )
+        verdicts = verdicts.filter(Exists(item))
+    return dict(_cost_sums(verdicts, "run__gold_set_version_id", "judge_version_id"))
+
+
+def _cost_sums(verdicts, *group):
+    """Yield (group values, (verdicts, total cost, verdicts with a cost, simulated verdicts)), summed in SQL."""
     rows = (
-        verdicts.values_list("judge_version_id")
+        verdicts.values_list(*group)
         .annotate(
             verdicts=Count("id"),
             costed=Count("cost_usd"),
@@ -187,10 +227,9 @@ def fetch_verdict_costs(run_ids: list[int], items=None) -> dict[int, tuple[int, 
         )
         .order_by()
     )
-    return {
-        judge_version_id: (verdicts, float(cost or 0) * verdicts / costed if costed else np.nan, costed, simulated)
-        for judge_version_id, verdicts, costed, cost, simulated in rows
-    }
+    for *key, verdicts_n, costed, cost, simulated in rows:
+        total = float(cost or 0) * verdicts_n / costed if costed else np.nan
+        yield tuple(key), (verdicts_n, total, costed, simulated)
 
 
 def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:
@@ -215,28 +254,96 @@ def load_calibration(
         named = tuple(sorted(int(i) for i in run_ids)) if run_ids is not None else None
         selection = RunSelection(run_ids=named)
     runs = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
-    query_ids, external_ids, is_wrong, error_class = load_gold_items(gold_set_version, selection.source, split)
+    items = load_gold_items(gold_set_version, selection.source, split)
     # Every verdict of the runs: its judge ids size the packed rows.
     costs = fetch_verdict_costs(runs)
-    query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = fetch_verdict_rows(
-        runs, max(costs, default=0)
-    )
-    item_of_row = np.searchsorted(query_ids, query_of_row)
-    in_version = item_of_row < len(query_ids)
-    in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]
+    rows = fetch_verdict_rows(runs, max(costs, default=0))
+    in_version = rows_on_items(items[0], rows[0])
     if not in_version.all():
         # Some verdicts are on items outside the report (another source, an unsure item):
         # count and price only the report's, as every other column does.
         costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source, split))
-    judges = load_judge_columns(np.unique(judge_of_row[in_version]))
-    column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row[in_version])
-    item_of_row = item_of_row[in_version]
-    latency_of_row = latency_of_row[in_version]
-    decision_of_row = decision_of_row[in_version]
-    draw_key_of_row = draw_key_of_row[in_version]
+    judges = load_judge_columns(np.unique(rows[1][in_version]))
+    examples = example_items([judge.id for judge in judges], items[0])
+    return calibration_assemble(
+        gold_set_version, selection, split, runs, items, costs, [row[in_version] for row in rows], judges, examples
+    )
+
+
+def load_calibrations(*, gold_set_versions) -> dict[int, CalibrationData]:
+    """Load many gold-set versions' default selections (every completed run, every item) in one set of queries.
+
+    Returns {gold-set version id: the `load_calibration` of that version}, the same arrays,
+    read with the same number of queries however many versions, runs and judges there are
+    (the judge page's figures on every version a judge ran on).
+    """
+    versions = {version.pk: version for version in gold_set_versions}
+    run_version = dict(
+        CalibrationRun.objects.filter(gold_set_version__in=list(versions), status=RunStatus.COMPLETED).values_list(
+            "pk", "gold_set_version_id"
+        )
+    )
+    runs = sorted(run_version)
+    items_of = load_gold_items_of_versions(list(versions))
+    costs = fetch_verdict_costs_by_version(runs)
+    rows = fetch_verdict_rows(runs, max((judge for _, judge in costs), default=0))
+    version_of_row = versions_of_runs(run_version, rows[3] >> DRAW_RUN_SHIFT)
+    kept, outside = {}, False
+    for version_id in versions:
+        mine = version_of_row == version_id
+        in_version = rows_on_items(items_of[version_id][0], rows[0][mine])
+        outside = outside or not in_version.all()
+        kept[version_id] = [row[mine][in_version] for row in rows]
+    if outside:
+        costs = fetch_verdict_costs_by_version(runs, on_items=True)
+    judges = load_judge_columns(np.unique(np.concatenate([rows_[1] for rows_ in kept.values()] or [[]])))
+    pairs = example_pairs([judge.id for judge in judges])
+    result = {}
+    for version_id, version in versions.items():
+        present = set(np.unique(kept[version_id][1]).tolist())
+        columns = [judge for judge in judges if judge.id in present]
+        query_ids = items_of[version_id][0]
+        result[version_id] = calibration_assemble(
+            version,
+            RunSelection(),
+            SPLIT_ALL,
+            sorted(run for run, of in run_version.items() if of == version_id),
+            items_of[version_id],
+            {judge: sums for (of, judge), sums in costs.items() if of == version_id},
+            kept[version_id],
+            columns,
+            example_items([judge.id for judge in columns], query_ids, pairs),
+        )
+    return result
+
+
+def versions_of_runs(run_version: dict[int, int], run_of_row: np.ndarray) -> np.ndarray:
+    """Map each verdict row's run to its gold-set version."""
+    if not run_version:
+        return np.zeros(len(run_of_row), dtype=np.int64)
+    run_ids = np.array(sorted(run_version), dtype=np.int64)
+    version_ids = np.array([run_version[run] for run in run_ids.tolist()], dtype=np.int64)
+    return version_ids[np.searchsorted(run_ids, run_of_row)]
+
+
+def rows_on_items(query_ids: np.ndarray, query_of_row: np.ndarray) -> np.ndarray:
+    """Return True for the verdict rows whose query is one of the (sorted) items."""
+    item_of_row = np.searchsorted(query_ids, query_of_row)
+    in_version = item_of_row < len(query_ids)
+    in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]
+    return in_version
+
+
+def calibration_assemble(
+    gold_set_version, selection, split, runs, items, costs, rows, judges, examples
+) -> CalibrationData:
+    """Lay a version's items and its verdict rows (all on its items) out as arrays: the pure half of loading."""
+    query_ids, external_ids, is_wrong, error_class = items
+    query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = rows
+    item_of_row = np.searchsorted(query_ids, query_of_row)
+    column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row)
     n_items, n_judges = len(query_ids), len(judges)
     # A judge version is never scored on its own worked examples (judges.examples).
-    examples = example_items([judge.id for judge in judges], query_ids)
     outside = rows_outside_examples(item_of_row, column_of_row, examples, n_items)
     if not outside.all():
         item_of_row, column_of_row = item_of_row[outside], column_of_row[outside]

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import textwrap
 
 CHART_WIDTH, CHART_HEIGHT, MARGIN = 640, 300, 48
 # The chart colours: wrong/missed in red, everything else in blue.
 MISSED_COLOUR, MAIN_COLOUR = "#b42318", "#2450a6"
 # Labels sit this far from the axis or grid they name.
 LABEL_GAP = 6
+# A Pareto point's label (10 px text): characters a line, its line height, the highest first baseline.
+POINT_LABEL_CHARS, POINT_LABEL_LINE, POINT_LABEL_TOP = 34, 12, 14
 PALETTE = ["#2450a6", "#b42318", "#1f7a4d", "#b54708", "#6941c6", "#0e7090", "#c11574", "#4e5ba6", "#667085"]
 UPSET_COLUMNS = 15
 
@@ -163,10 +166,14 @@ def ensemble_scatter(points: list[dict]) -> dict:
         p["fill"] = MISSED_COLOUR if p["pareto"] else ("" if p["over_ceiling"] else MAIN_COLOUR)
     frontier = sorted((p for p in shown if p["pareto"]), key=lambda p: p["cost_per_accepted_usd"])
     for p in frontier:
-        # Labels go left of points in the right half so they stay inside the chart.
+        # Labels go left of points in the right half so they stay inside the chart; a long name
+        # is wrapped at its " + ", never cut, and set below its point when above would leave the top.
         p["label_anchor"] = "end" if p["cx"] > (left + right) / 2 else "start"
         p["label_x"] = round(p["cx"] + (-9 if p["label_anchor"] == "end" else 9), 1)
-        p["label_y"] = round(p["cy"] - 8, 1)
+        p["label_lines"] = label_lines(p["name"])
+        above = p["cy"] - 8 - POINT_LABEL_LINE * (len(p["label_lines"]) - 1)
+        p["label_y"] = round(above if above >= POINT_LABEL_TOP else p["cy"] + 16, 1)
+        p["label_line_height"] = POINT_LABEL_LINE
     tick_values, step = nice_ticks(low, high)
     ticks_x = [{"x": scale(v, low, high, left, right), "text": usd_tick(v, step)} for v in tick_values]
     ticks_y = [{"y": scale(v, 0, 1, bottom, top), "text": f"{v:.0%}"} for v in (0, 0.25, 0.5, 0.75, 1)]
@@ -189,6 +196,23 @@ def ensemble_scatter(points: list[dict]) -> dict:
         "x_title": {"x": right, "y": bottom + 34},
         "y_title": {"x": left - LABEL_GAP, "y": 14},
     }
+
+
+def label_lines(name: str, width: int = POINT_LABEL_CHARS) -> list[str]:
+    """Wrap a point's name into lines of at most `width` characters, at " + " where it can, else at spaces."""
+    parts = name.split(" + ")
+    pieces = [
+        piece
+        for i, part in enumerate(parts)
+        for piece in textwrap.wrap(part + (" +" if i < len(parts) - 1 else ""), width, break_on_hyphens=False)
+    ]
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and len(lines[-1]) + 1 + len(piece) <= width:
+            lines[-1] += " " + piece
+        else:
+            lines.append(piece)
+    return lines
 
 
 def point_name(point: dict) -> str:

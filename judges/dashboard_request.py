@@ -1,7 +1,9 @@
 """What the dashboard's query string asks for, and the report it loads: read once for every page.
 
 `judges/dashboard_views.py` and the CSV download (`judges/export_views.py`) both load through
-`load_for`; a malformed run selection raises `SelectionError`, which the pages answer with 400.
+`load_for` (the arrays and the report) or `data_for` (the arrays alone: the htmx partials), both
+from `judges.calibration_cache`, so a partial after the page costs no load unless a verdict was
+added; a malformed run selection raises `SelectionError`, which the pages answer with 400.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from urllib.parse import urlencode
 import numpy as np
 from django.shortcuts import get_object_or_404
 
-from judges.calibration_data import CalibrationData, load_calibration
+from judges.calibration_cache import calibration_cached
+from judges.calibration_data import CalibrationData
 from judges.report import report_from_data
 from judges.run_selection import RunSelection, run_selection_parse
 from labelling.models import GoldSetVersion
@@ -70,8 +73,8 @@ def selection_query(request) -> str:
     return urlencode({name: request.GET[name] for name in (*SELECTION_PARAMS, "split") if request.GET.get(name)})
 
 
-def load_for(version_id: int, request) -> tuple[CalibrationData, dict, ReportOptions]:
-    """Load the version's arrays and report; drop an unknown baseline rather than fail.
+def data_for(version_id: int, request) -> tuple[CalibrationData, ReportOptions]:
+    """Return the selection's arrays (one load per selection, reused while no verdict is added) and the options.
 
     Raises SelectionError when the run selection is malformed or names runs not on the version.
     """
@@ -79,9 +82,18 @@ def load_for(version_id: int, request) -> tuple[CalibrationData, dict, ReportOpt
     options = ReportOptions.from_request(request)
     try:
         split_part_check(version, options.split)
-        data = load_calibration(gold_set_version=version, selection=options.selection, split=options.split)
+        data = calibration_cached(gold_set_version=version, selection=options.selection, split=options.split)
     except ValueError as exc:
         raise SelectionError(str(exc)) from exc
+    return data, options
+
+
+def load_for(version_id: int, request) -> tuple[CalibrationData, dict, ReportOptions]:
+    """Load the version's arrays and report; drop an unknown baseline rather than fail.
+
+    Raises SelectionError when the run selection is malformed or names runs not on the version.
+    """
+    data, options = data_for(version_id, request)
     try:
         report = report_from_data(data, generation_cost_usd=options.generation_cost_usd, baseline=options.baseline)
     except ValueError:

@@ -1,21 +1,21 @@
 """The dashboard's view of time and of single items: per-run trends and confusion matrices.
 
 No figure is defined here. Each run's catch and false-reject rates are `metrics.rates` of
-that run alone, loaded by `load_calibration` with a selection of one run (the same call the
-dashboard makes for a run selection); the confusion matrix counts `confusion.majority_outcomes`
-(the tie rule) against the gold labels with `confusion.confusion_matrix`.
+that run alone, on the verdict rows the dashboard already loaded for its run selection (each
+row's draw key names its run): the figures a report on that one run gives. The confusion
+matrix counts `confusion.majority_outcomes` (the tie rule) against the gold labels with
+`confusion.confusion_matrix`.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from judges import confusion, metrics
-from judges.calibration_data import CalibrationData, load_calibration
+from judges.calibration_data import CalibrationData
 from judges.charts import PALETTE
 from judges.models import CalibrationRun
+from judges.verdict_rows import DRAW_RUN_SHIFT
 
 GOLD_ROWS = ("wrong", "correct")
 
@@ -25,7 +25,9 @@ def judge_trends_get(*, data: CalibrationData) -> list[dict]:
 
     A series follows a judge (by slug) across its versions, so a prompt change shows as the
     next point of the same line; each point names its run and judge version. A run's time
-    is when it finished, or when it was created if it has not finished.
+    is when it finished, or when it was created if it has not finished. Each run's figures
+    come from the verdict rows already loaded (their draw key names the run), so the page
+    reads the verdicts once however many runs it shows.
     """
     runs = CalibrationRun.objects.filter(pk__in=data.run_ids).only("pk", "label", "created_at", "finished_at")
     runs = sorted(runs, key=lambda run: (run.finished_at or run.created_at, run.pk))
@@ -34,10 +36,8 @@ def judge_trends_get(*, data: CalibrationData) -> list[dict]:
         colour_of.setdefault(judge.slug, PALETTE[len(colour_of) % len(PALETTE)])
     series: dict[str, dict] = {}
     for run in runs:
-        selection = replace(data.selection, run_ids=(run.pk,), since=None, until=None)
-        per_run = load_calibration(gold_set_version=data.gold_set_version, selection=selection)
-        for column, judge in enumerate(per_run.judges):
-            figures = metrics.rates(per_run.probs[:, column], per_run.is_wrong)
+        for column, figures in run_rates(data, run.pk):
+            judge = data.judges[column]
             entry = series.setdefault(
                 judge.slug,
                 {"name": judge.name, "colour": colour_of.get(judge.slug, PALETTE[0]), "points": []},
@@ -56,6 +56,17 @@ def judge_trends_get(*, data: CalibrationData) -> list[dict]:
                 }
             )
     return list(series.values())
+
+
+def run_rates(data: CalibrationData, run_id: int) -> list[tuple[int, dict]]:
+    """Return (column, `metrics.rates`) of each judge with verdicts in one run, on that run's rows alone."""
+    item, column, decision, draw_key, _ = data.rows
+    in_run = (np.asarray(draw_key, dtype=np.int64) >> DRAW_RUN_SHIFT) == run_id
+    n_items, n_judges = len(data.is_wrong), len(data.judges)
+    counts = metrics.counts_from_rows(item[in_run], column[in_run], decision[in_run], n_items, n_judges)
+    probs = metrics.reject_prob(counts)
+    present = np.unique(column[in_run]).tolist()
+    return [(index, metrics.rates(probs[:, index], data.is_wrong)) for index in present]
 
 
 def confusion_tables(*, data: CalibrationData) -> list[dict]:

@@ -19,7 +19,14 @@ from judges.calibration_data import CalibrationData
 from judges.charts import PALETTE, ensemble_scatter, error_class_chart, heatmap, upset_chart
 from judges.dashboard_classes import category_rows, guess_sections, slice_view
 from judges.dashboard_ladder import budget_rows, ladder_rows
-from judges.dashboard_request import SELECTION_PARAMS, ReportOptions, SelectionError, load_for, selection_query
+from judges.dashboard_request import (
+    SELECTION_PARAMS,
+    ReportOptions,
+    SelectionError,
+    data_for,
+    load_for,
+    selection_query,
+)
 from judges.dashboard_trends import confusion_cell_items, confusion_tables, judge_trends_get
 from judges.ensembles import ENSEMBLE_RULES, miss_patterns, missed_by_all, missed_exactly, threshold_for
 from judges.headline import dashboard_headline
@@ -53,6 +60,7 @@ def newer_version(version: GoldSetVersion) -> GoldSetVersion | None:
     """The newest published version of the same gold set after this one, if any."""
     return (
         GoldSetVersion.objects.filter(gold_set=version.gold_set, number__gt=version.number, is_frozen=True)
+        .select_related("gold_set")
         .order_by("-number")
         .first()
     )
@@ -84,6 +92,8 @@ def dashboard(request, version_id: int):
         data, generation_cost_usd=options.generation_cost_usd, false_reject_ceiling=options.false_reject_ceiling
     )
     trends = judge_trends_get(data=data)
+    rows = judge_rows(data, report)
+    simulated = {row["judge"].label for row in rows if row["entry"]["simulation"] != "real"}
     context = {
         "version": data.gold_set_version,
         "versions": versions_with_runs(data.gold_set_version),
@@ -94,14 +104,14 @@ def dashboard(request, version_id: int):
         "raw": {name: request.GET.get(name, "") for name in (*SELECTION_PARAMS, "split")},
         "selection_query": selection_query(request),
         "has_split": GoldSetSplit.objects.filter(version=data.gold_set_version).exists(),
-        "judges": judge_rows(data, report),
+        "judges": rows,
         "heatmaps": [
             heatmap(data.judges, report["pairs"], "both_missed"),
             heatmap(data.judges, report["pairs"], "miss_jaccard"),
         ],
         "upset": upset_chart(data.judges, miss_patterns(data.draws, data.is_wrong)),
         "scatter": ensemble_scatter(points),
-        "headline": dashboard_headline(points, options.false_reject_ceiling),
+        "headline": dashboard_headline(points, options.false_reject_ceiling, simulated=simulated),
         "class_chart": error_class_chart(report),
         "rules": ENSEMBLE_RULES,
         "ladder": ladder_rows(report=report),
@@ -133,7 +143,7 @@ def dashboard_report_json(request, version_id: int):
 def dashboard_ensemble(request, version_id: int):
     """Return the explorer's result for the chosen judges, rule and k, and marginal values."""
     try:
-        data, _, options = load_for(version_id, request)
+        data, options = data_for(version_id, request)
     except SelectionError as error:
         return render(request, "judges/dashboard.html#ensemble-result", {"error": str(error)}, status=400)
     members = chosen_columns(data, request.GET.getlist("judge"))
@@ -175,7 +185,7 @@ def dashboard_missed(request, version_id: int):
     probabilities are the same expected counts the chart shows and sum to its number.
     """
     try:
-        data, _, _ = load_for(version_id, request)
+        data, _ = data_for(version_id, request)
     except SelectionError as error:
         return render(request, "judges/dashboard.html#missed-items", {"error": str(error)}, status=400)
     columns = chosen_columns(data, request.GET.getlist("judge"))
@@ -212,7 +222,7 @@ def dashboard_missed(request, version_id: int):
 def dashboard_cell(request, version_id: int):
     """List the items of one confusion-matrix cell: a judge's majority decision × the gold label."""
     try:
-        data, _, _ = load_for(version_id, request)
+        data, _ = data_for(version_id, request)
         judge_version_id = int(request.GET.get("judge", ""))
         cell = confusion_cell_items(
             data=data,

@@ -1,24 +1,22 @@
 """Demo data for judges: simulated judges of three families and one finished calibration run.
 
 Called by `seed_demo`. Everything here is simulated and labelled so: the judge versions
-have `is_simulated=True` and their verdicts come from the local vendor simulator.
+have `is_simulated=True` and their verdicts come from the local vendor simulator, which is
+a process of its own (`python -m simulator`, started by `make run`): this module only calls
+it over HTTP, at settings.VENDOR_SIMULATOR_URL.
 """
 
 from __future__ import annotations
 
 import urllib.request
 from decimal import Decimal
-from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.db import transaction
 
 from judges.backends.ladder import RUNGS
 from judges.models import Backend, CalibrationRun, Judge, JudgeVersion, RunStatus
 from judges.runner import run_chunk_execute
 from judges.services import calibration_run_plan, judge_create
-from judges.simulator import Simulator, start_in_thread
-from judges.simulator.oracle import gold_label_oracle
 from labelling.models import GoldSetVersion
 
 SIMULATED_JUDGES = [
@@ -96,6 +94,7 @@ def register_ladder_judges() -> list[JudgeVersion]:
 
 
 def simulator_is_up(base_url: str) -> bool:
+    """Say whether a vendor simulator answers its health check at base_url."""
     try:
         with urllib.request.urlopen(base_url.rstrip("/") + "/health", timeout=1) as response:
             return response.status == 200
@@ -106,8 +105,9 @@ def simulator_is_up(base_url: str) -> bool:
 def run_demo_calibration(gold_set_version=None, *, gold_set_name: str = "demo", repeats: int = 3):
     """Run the simulated judges over the demo gold set to completion, in this process.
 
-    Idempotent: an existing completed demo run is returned. Starts an in-process simulator
-    (with the gold-label oracle) when none answers at settings.VENDOR_SIMULATOR_URL.
+    Idempotent: an existing completed demo run is returned. The judges call the simulator
+    at settings.VENDOR_SIMULATOR_URL: the caller makes sure one answers (`seed_demo` checks
+    with `simulator_is_up`).
     """
     if gold_set_version is None:
         gold_set_version = GoldSetVersion.objects.filter(gold_set__name=gold_set_name).order_by("-number").first()
@@ -119,24 +119,7 @@ def run_demo_calibration(gold_set_version=None, *, gold_set_name: str = "demo", 
     ).first()
     if existing:
         return existing
-    server = None
-    if not simulator_is_up(settings.VENDOR_SIMULATOR_URL):
-        server = start_local_simulator()
-    try:
-        return run_inline(gold_set_version=gold_set_version, judge_versions=versions, repeats=repeats, label="demo")
-    finally:
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-
-
-def start_local_simulator():
-    """Serve the simulator on settings.VENDOR_SIMULATOR_URL's port from a thread."""
-    parts = urlsplit(settings.VENDOR_SIMULATOR_URL)
-    server, _ = start_in_thread(
-        Simulator(oracle=gold_label_oracle()), host=parts.hostname or "127.0.0.1", port=parts.port or 8765
-    )
-    return server
+    return run_inline(gold_set_version=gold_set_version, judge_versions=versions, repeats=repeats, label="demo")
 
 
 def run_inline(

@@ -106,20 +106,34 @@ def examples_prompt_text(judge_version: JudgeVersion) -> str:
     return text
 
 
-def example_items(judge_ids: list[int], query_ids: np.ndarray) -> list[np.ndarray]:
-    """Return, per judge version (in `judge_ids` order), the indices into sorted `query_ids` of its examples."""
+def example_items(judge_ids: list[int], query_ids: np.ndarray, pairs=None) -> list[np.ndarray]:
+    """Return, per judge version (in `judge_ids` order), the indices into sorted `query_ids` of its examples.
+
+    `pairs` are (judge version id, query id) already read by `example_pairs` (one read for
+    many gold-set versions); without them they are read here.
+    """
     found = [[] for _ in judge_ids]
     if not judge_ids or not len(query_ids):
         return [np.zeros(0, dtype=np.int64) for _ in judge_ids]
     column = {judge_id: index for index, judge_id in enumerate(judge_ids)}
-    pairs = JudgeVersionExample.objects.filter(judge_version_id__in=judge_ids).values_list(
-        "judge_version_id", "query_id"
-    )
-    for judge_id, query_id in pairs:
+    for judge_id, query_id in example_pairs(judge_ids) if pairs is None else pairs:
+        if judge_id not in column:
+            continue
         position = int(np.searchsorted(query_ids, query_id))
         if position < len(query_ids) and query_ids[position] == query_id:
             found[column[judge_id]].append(position)
     return [np.array(sorted(items), dtype=np.int64) for items in found]
+
+
+def example_pairs(judge_ids) -> list[tuple[int, int]]:
+    """Return (judge version id, query id) of every worked example of the judge versions."""
+    if not len(judge_ids):
+        return []
+    return list(
+        JudgeVersionExample.objects.filter(judge_version_id__in=[int(i) for i in judge_ids]).values_list(
+            "judge_version_id", "query_id"
+        )
+    )
 
 
 def rows_outside_examples(item_of_row: np.ndarray, column_of_row: np.ndarray, examples, n_items: int) -> np.ndarray:

@@ -1,8 +1,12 @@
 from django import forms
+from django.core.exceptions import ValidationError
 from django.db.models import Count
 
+from judges.backends.vendors import version_endpoint
+from judges.drafts import example_values_parse
 from judges.models import Backend, JudgeVersion
 from judges.services import VERSION_FIELDS
+from judges.simulated_models import simulated_model_problem
 from labelling.models import GoldSetVersion
 
 VERSION_WIDGETS = {
@@ -24,6 +28,13 @@ class JudgeVersionForm(forms.ModelForm):
         ),
     )
 
+    note = forms.CharField(
+        required=False,
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="What this version changes and why; shown in the version list and on the compare page.",
+    )
+
     class Meta:
         model = JudgeVersion
         fields = VERSION_FIELDS
@@ -36,9 +47,64 @@ class JudgeVersionForm(forms.ModelForm):
     def clean_config(self):
         return self.cleaned_data.get("config") or {}
 
+    def clean(self):
+        data = super().clean()
+        # A simulated judge names a model the simulator was told about (judges/simulated_models.py),
+        # checked when the model, backend or config changes (an unchanged one was checked when saved).
+        endpoint = version_endpoint(data.get("backend"), data.get("config"))
+        touched = {"model", "backend", "config"} & set(self.changed_data)
+        simulated = endpoint is not None and endpoint.simulated and touched and data.get("model")
+        if simulated and (problem := simulated_model_problem(data["model"])):
+            self.add_error("model", problem)
+        return data
+
+    def clean_prompt_template(self):
+        # A browser sends a textarea's lines with CRLF: store them as shown, so the built-in prompt
+        # sent back unchanged stays the built-in one (judges.selectors.prompt_as_stored).
+        return (self.cleaned_data.get("prompt_template") or "").replace("\r\n", "\n")
+
     def clean_schema_token_budget(self):
         value = self.cleaned_data.get("schema_token_budget")
         return JudgeVersion._meta.get_field("schema_token_budget").default if value is None else value
+
+
+class GoldItemsField(forms.MultipleChoiceField):
+    """Gold items as "<gold-set version id>:<item id>"; the service says which may be examples, and why not."""
+
+    def valid_value(self, value):
+        return True
+
+    def clean(self, value):
+        return example_values_parse(super().clean(value))
+
+
+class DraftExtrasForm(forms.Form):
+    """Beside the draft on the edit page: its worked examples, and the item to try it on."""
+
+    examples = GoldItemsField(required=False)
+    try_item = forms.CharField(required=False)
+
+    def __init__(self, *args, carried: list[str] = (), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.carried = list(carried)
+
+    @property
+    def checked(self) -> set[str]:
+        """The example checkboxes to show ticked: what was sent, else the current version's examples."""
+        return set(self.data.getlist("examples")) if self.is_bound else set(self.carried)
+
+    @property
+    def carried_items(self) -> list[tuple[str, str]]:
+        """The current version's examples as (checkbox value, item id)."""
+        return [(value, value.partition(":")[2]) for value in self.carried]
+
+    def clean_try_item(self):
+        value = self.cleaned_data.get("try_item")
+        return example_values_parse([value])[0] if value else None
+
+    def try_item_required(self):
+        if self.cleaned_data.get("try_item") is None:
+            raise ValidationError({"try_item": "choose a gold item to try the draft on"})
 
 
 class JudgeCreateForm(JudgeVersionForm):

@@ -44,8 +44,18 @@ def point_title(point: dict) -> str:
     return members[0] if point.get("rule") == "single" and members else point.get("description", "")
 
 
-def dashboard_headline(points: list[dict], ceiling: float) -> dict:
-    """{"answer": the cheapest frontier point or None, "rival": the best-catching one, "note": str}."""
+def _with_simulated(point: dict, simulated) -> dict:
+    """The point, with the members whose figures came from the vendor simulator (`simulated_members`)."""
+    return {**point, "simulated_members": [m for m in point.get("members") or [] if m in simulated]}
+
+
+def dashboard_headline(points: list[dict], ceiling: float, *, simulated=frozenset()) -> dict:
+    """{"answer": the cheapest frontier point or None, "rival": the best-catching one, "note": str}.
+
+    `simulated` names the judges whose verdicts came from the vendor simulator (wholly or in part):
+    each point says which of its members they are, so the headline never passes simulated
+    figures off as a vendor model's.
+    """
     frontier = sorted(
         (p for p in points if p.get("pareto")), key=lambda p: (p["cost_per_accepted_usd"], -p["catch_rate"])
     )
@@ -56,9 +66,8 @@ def dashboard_headline(points: list[dict], ceiling: float) -> dict:
             "note": f"No judge or ensemble with a known cost keeps false rejects under {ceiling:.0%}: "
             "raise the ceiling, or measure judges that reject fewer correct items.",
         }
-    answer = frontier[0]
     rival = max(frontier, key=lambda p: p["catch_rate"])
-    answer = {**answer, "title": point_title(answer)}
+    answer = {**_with_simulated(frontier[0], simulated), "title": point_title(frontier[0])}
     if rival is frontier[0]:
         return {"answer": answer, "rival": None, "note": ""}
     note = ""
@@ -67,4 +76,5 @@ def dashboard_headline(points: list[dict], ceiling: float) -> dict:
         note = f"Not separable yet from {point_title(rival)}: their catch intervals overlap" + (
             f"; label ~{more} more wrong items to tell them apart." if more else "."
         )
+    rival = _with_simulated(rival, simulated)
     return {"answer": answer, "rival": rival, "note": note, "rival_title": point_title(rival)}

@@ -114,7 +114,7 @@ def mean_over(values: np.ndarray, mask: np.ndarray) -> tuple[float | None, int]:
     return (float(values[keep].mean()) if n else None), n
 
 
-def weighted_mean_over(values: np.ndarray, mask: np.ndarray, weights: np.ndarray) -> tuple[float | None, float]:
+def weighted_mean_over(values: np.ndarray, mask: np.ndarray, weights, counts=None) -> tuple[float | None, float]:
     """Return (weighted mean of values where mask and not NaN, effective number of items).
 
     The effective n is how many items of a simple random sample would give the weighted
@@ -122,20 +122,20 @@ def weighted_mean_over(values: np.ndarray, mask: np.ndarray, weights: np.ndarray
     ratio estimate), so a Wilson interval on it keeps its 95% coverage under unequal
     weights. Equal weights are a simple random sample: n itself. When V is 0 (p is 0 or 1)
     Kish's (Σw)² / Σw² stands in. A weight of 0 leaves its item out; None and 0 when no
-    positive weight is left.
+    positive weight is left. `counts`: how many items each row stands for (grouped rows).
     """
     weights = np.asarray(weights, dtype=float)
-    keep = mask & ~np.isnan(values) & (weights > 0)
-    w = weights[keep]
-    y = values[keep]
-    total = float(w.sum())
+    n = np.ones(weights.size) if counts is None else np.asarray(counts, dtype=float)
+    keep = mask & ~np.isnan(values) & (weights > 0) & (n > 0)
+    w, y, n = weights[keep], values[keep], n[keep]
+    total = float((n * w).sum())
     if total <= 0:
         return None, 0.0
-    mean = float((w * y).sum() / total)
-    kish = total * total / float((w * w).sum())
+    mean = float((n * w * y).sum() / total)
+    kish = total * total / float((n * w * w).sum())
     if np.all(w == w[0]):
-        return mean, float(w.size)
-    variance = float((w * w * (y - mean) ** 2).sum()) / (total * total)
+        return mean, float(n.sum())
+    variance = float((n * w * w * (y - mean) ** 2).sum()) / (total * total)
     return mean, (mean * (1 - mean) / variance if variance > 0 else kish)
 
 
@@ -150,13 +150,13 @@ def wilson_interval(p: float | None, n: int, z: float = Z95) -> tuple[float, flo
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def rates(probs: np.ndarray, is_wrong: np.ndarray, weights: np.ndarray | None = None) -> dict:
+def rates(probs: np.ndarray, is_wrong: np.ndarray, weights: np.ndarray | None = None, counts=None) -> dict:
     """Return catch / false-reject / flag rates of one reject_prob column, with intervals.
 
     Calibration passes no weights: plain means over judged items, Wilson on their number.
     The live monitor passes one weight per labelled query (1 / P(labelled)): weighted means,
     Wilson on the effective n of `weighted_mean_over` (n itself when the weights are equal),
-    returned as `effective_wrong` / `effective_correct`.
+    returned as `effective_wrong` / `effective_correct`; `counts`, the queries each row stands for.
     """
     probs = np.asarray(probs, dtype=float)
     is_wrong = np.asarray(is_wrong, dtype=bool)
@@ -168,10 +168,11 @@ def rates(probs: np.ndarray, is_wrong: np.ndarray, weights: np.ndarray | None = 
         effective = {}
         n_wrong_ci, n_correct_ci = n_wrong, n_correct
     else:
-        catch, n_wrong_ci = weighted_mean_over(probs, is_wrong, weights)
-        false_reject, n_correct_ci = weighted_mean_over(probs, ~is_wrong, weights)
-        flag, n_judged = weighted_mean_over(probs, every, weights)
-        n_wrong, n_correct = int((is_wrong & ~np.isnan(probs)).sum()), int((~is_wrong & ~np.isnan(probs)).sum())
+        catch, n_wrong_ci = weighted_mean_over(probs, is_wrong, weights, counts)
+        false_reject, n_correct_ci = weighted_mean_over(probs, ~is_wrong, weights, counts)
+        flag, n_judged = weighted_mean_over(probs, every, weights, counts)
+        n = np.ones(probs.size, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+        n_wrong, n_correct = int(n[is_wrong & ~np.isnan(probs)].sum()), int(n[~is_wrong & ~np.isnan(probs)].sum())
         effective = {"effective_wrong": n_wrong_ci, "effective_correct": n_correct_ci}
     return {
         "catch_rate": catch,

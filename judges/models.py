@@ -71,6 +71,9 @@ class JudgeVersion(models.Model):
     schema_token_budget = models.PositiveIntegerField(default=4000)
     # Opt-in: the SQL's first rows and row count (run read-only) go into the prompt too.
     include_result_preview = models.BooleanField(default=False)
+    # What changed and why, in the words of whoever saved it (the edit page); not part of the
+    # definition, so no diff or comparison of figures reads it.
+    note = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
 

@@ -16,7 +16,7 @@ from judges import metrics
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.class_guesses import class_data_ensure, judge_class_figures
 from judges.ensembles import ensemble_description, ensemble_metrics, pair_overlap, pareto_frontier
-from judges.fitness import judge_fitness
+from judges.fitness import fitness_thresholds_of, judge_fitness
 from judges.ladder_selectors import ladder_report
 from judges.models import CalibrationRun
 from judges.run_selection import RunSelection
@@ -60,7 +60,8 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
     # Gate, monitor or explore, from the bounds (judges.fitness); κ's interval by a bootstrap of the items.
     probs = data.probs[:, column]
     judged = np.flatnonzero(~np.isnan(probs))
-    entry.update(judge_fitness(entry, probs, data.is_wrong, data.error_class, judged))
+    thresholds = fitness_thresholds_of(data.gold_set_version.gold_set)  # the gold set's own (issue 30)
+    entry.update(judge_fitness(entry, probs, data.is_wrong, data.error_class, judged, thresholds))
     # How many labelled items an interval of a chosen width, or a difference detected, would need.
     entry["planner"] = planner_entry(entry)
     return entry

@@ -10,15 +10,16 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
+from config.keyset import keyset_rows
 from judges import metrics
 from judges.backends import vendor_backend
 from judges.backends.base import instructions_for
 from judges.backends.prompt import request_join
-from judges.calibration_data import load_calibration
+from judges.calibration_data import load_calibration, load_calibrations
 from judges.chunks import run_totals
+from judges.example_candidates import example_value
 from judges.models import Backend, CalibrationRun, Decision, Judge, JudgeVersion, PromptPrefix, RunStatus, Verdict
 from judges.provenance import Provenance, provenance_counts
-from judges.report import build_report
 from judges.services import VERSION_FIELDS
 from labelling.models import GoldSetVersion, Query
 from probes.selectors import warehouse_names_allowing_result_egress
@@ -118,7 +119,9 @@ def judge_get(*, pk: int) -> Judge:
 def run_list(*, limit: int = 20) -> list[CalibrationRun]:
     """Recent runs, each with `.versions`: its judge versions with the provenance of their verdicts in it."""
     runs = list(
-        CalibrationRun.objects.select_related("gold_set_version__gold_set").prefetch_related("judge_versions")[:limit]
+        CalibrationRun.objects.select_related("gold_set_version__gold_set").prefetch_related("judge_versions__judge")[
+            :limit
+        ]
     )
     counts = provenance_counts(
         Verdict.objects.filter(run__in=[run.pk for run in runs]), by=("run_id", "judge_version_id")
@@ -136,7 +139,7 @@ def judge_runs_list(*, judge: Judge, limit: int = 20):
         CalibrationRun.objects.filter(judge_versions__judge=judge)
         .distinct()
         .select_related("gold_set_version__gold_set")
-        .prefetch_related("judge_versions")
+        .prefetch_related("judge_versions__judge")
         .order_by("-created_at")[:limit]
     )
 
@@ -182,13 +185,9 @@ def verdict_trace_get(*, verdict: Verdict, prefix_body: dict | None = None) -> d
 def verdict_trace_list(*, run: CalibrationRun):
     """Yield the trace of every verdict of a run, in id order; each prefix is read once."""
     prefixes: dict[int, dict] = {}
-    verdicts = (
-        Verdict.objects.filter(run=run)
-        .select_related("judge_version__judge", "query")
-        .order_by("pk")
-        .iterator(chunk_size=2000)
-    )
-    for verdict in verdicts:
+    verdicts = Verdict.objects.filter(run=run).select_related("judge_version__judge", "query")
+    # Keyset pages by id (config/keyset.py): no OFFSET, no cursor held open for the whole run.
+    for verdict in keyset_rows(verdicts, ("pk",), chunk=2000):
         prefix_id = verdict.prompt_prefix_id
         if prefix_id and prefix_id not in prefixes:
             prefixes[prefix_id] = PromptPrefix.objects.values_list("body", flat=True).get(pk=prefix_id)
@@ -251,8 +250,12 @@ def judge_version_prompt_get(*, judge_version: JudgeVersion) -> dict | None:
 
 
 def judge_version_metrics_list(*, judge: Judge) -> list[dict]:
-    """Each gold-set version the judge ran on, with every version's report entry there."""
-    gold_versions = (
+    """Each gold-set version the judge ran on, with every version's figures there (its report entry's summary).
+
+    One load for all the gold-set versions (`load_calibrations`): the page costs the same
+    however many versions, runs and judges there are.
+    """
+    gold_versions = list(
         GoldSetVersion.objects.filter(
             calibration_runs__judge_versions__judge=judge, calibration_runs__status="completed"
         )
@@ -260,17 +263,39 @@ def judge_version_metrics_list(*, judge: Judge) -> list[dict]:
         .distinct()
         .order_by("gold_set__name", "-number")
     )
+    loaded = load_calibrations(gold_set_versions=gold_versions)
     tables = []
     for gold_version in gold_versions:
-        report = build_report(gold_set_version=gold_version)
-        entries = [entry for entry in report["judges"] if entry["name"] == judge.name]
-        for entry in entries:
-            entry["cost_per_accepted_ci95"] = metrics.cost_per_accepted_interval(
-                entry.get("flag_rate_ci95"), entry["cost_per_verdict_usd"]
-            )
+        data = loaded[gold_version.pk]
+        entries = [
+            judge_version_summary(data, column) for column, column_judge in enumerate(data.judges)
+            if column_judge.slug == judge.name
+        ]  # fmt: skip
         if entries:
             tables.append({"gold_set_version": gold_version, "entries": sorted(entries, key=lambda e: -e["version"])})
     return tables
+
+
+def judge_version_summary(data, column: int) -> dict:
+    """Return one judge version's figures on loaded data: the report entry's `metrics.judge_summary`."""
+    judge = data.judges[column]
+    entry = {"name": judge.name, "version": judge.number, "judge_version_id": judge.id}
+    entry.update(
+        metrics.judge_summary(
+            data.counts,
+            column,
+            data.is_wrong,
+            data.error_class,
+            cost_sum=float(data.cost_sum[column]),
+            verdicts=int(data.verdicts[column]),
+            latencies=data.latencies[column],
+            generation_cost=0.0,
+        )
+    )
+    entry["cost_per_accepted_ci95"] = metrics.cost_per_accepted_interval(
+        entry.get("flag_rate_ci95"), entry["cost_per_verdict_usd"]
+    )
+    return entry
 
 
 def judge_version_item_diff_get(*, left: JudgeVersion, right: JudgeVersion, gold_set_version) -> dict:
@@ -338,6 +363,14 @@ def judge_edit_initial(latest: JudgeVersion | None) -> dict:
     if latest.backend in LLM_BACKENDS and not (latest.prompt_template or "").strip():
         initial["prompt_template"] = instructions_for(latest, hypotheses=latest.backend == Backend.HYPOTHESIS_PROBE)
     return initial
+
+
+def example_values_of(version: JudgeVersion | None) -> list[str]:
+    """The version's worked examples as the edit page's checkbox values ("<gold-set version id>:<item id>")."""
+    if version is None:
+        return []
+    examples = version.examples.order_by("position", "pk").values_list("gold_set_version_id", "query__external_id")
+    return [example_value(version_id, external_id) for version_id, external_id in examples]
 
 
 def prompt_as_stored(latest: JudgeVersion | None, proposed: dict) -> dict:

@@ -16,7 +16,7 @@ from config.audit_log import acting
 from judges import vendor_access
 from judges.backends import get_backend, judge_safely
 from judges.backends.ladder import rung_problem
-from judges.backends.vendors import anthropic_endpoint, openai_endpoint
+from judges.backends.vendors import VENDOR_BACKENDS, version_endpoint
 from judges.chunks import chunks_expired_release, lease_duration, run_totals
 from judges.models import (
     Backend,
@@ -55,7 +55,6 @@ ANTHROPIC_CACHE_READ_FACTOR = Decimal("0.1")
 # A config is for base URLs, concurrency and the like; a key-looking entry is refused so a
 # secret never lands in the database (name an environment variable with api_key_env).
 SECRET_KEY_PATTERN = re.compile(r"(api[_-]?key|secret|token|password)$", re.I)
-VENDOR_BACKENDS = {Backend.ANTHROPIC, Backend.OPENAI_COMPATIBLE, Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE}
 # The tasks, by their registered names: judges/tasks.py imports this module, so this module
 # sends to them by name rather than import them.
 PLAN_TASK = "judges.plan_calibration_run"
@@ -81,17 +80,8 @@ def _config_validated(config) -> dict:
 
 def _is_simulated(fields: dict) -> bool:
     """Say whether a version is bound to the local vendor simulator (explicitly, never for want of a key)."""
-    backend = fields.get("backend")
-    if backend not in VENDOR_BACKENDS:
-        return False
-    config = fields.get("config") or {}
-    vendor = (
-        config.get("vendor", "anthropic")
-        if backend in (Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE)
-        else backend
-    )
-    endpoint = anthropic_endpoint(config) if vendor == Backend.ANTHROPIC else openai_endpoint(config)
-    return endpoint.simulated
+    endpoint = version_endpoint(fields.get("backend"), fields.get("config"))
+    return endpoint is not None and endpoint.simulated
 
 
 def _fill_default_cache_prices(fields: dict) -> None:
@@ -133,7 +123,7 @@ def prompt_prefixes_store(*, judge_version_id: int, results) -> dict[str, int]:
 @transaction.atomic
 def judge_version_create(*, judge: Judge, user=None, **fields) -> JudgeVersion:
     """Freeze a new version of `judge`; versions are never edited, so verdicts keep their meaning."""
-    unknown = set(fields) - set(VERSION_FIELDS) - {"is_simulated"}
+    unknown = set(fields) - set(VERSION_FIELDS) - {"is_simulated", "note"}
     if unknown:
         raise ValidationError(f"unknown judge version fields: {', '.join(sorted(unknown))}")
     fields["config"] = _config_validated(fields.get("config"))

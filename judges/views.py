@@ -18,9 +18,18 @@ from config.roles import (
     permission_check,
     permission_required,
 )
-from judges import selectors, services
-from judges.forms import JudgeCloneForm, JudgeCreateForm, JudgeVersionForm, RunResumeForm, RunStartForm
+from judges import drafts, selectors, services
+from judges.example_candidates import example_candidates_get
+from judges.forms import (
+    DraftExtrasForm,
+    JudgeCloneForm,
+    JudgeCreateForm,
+    JudgeVersionForm,
+    RunResumeForm,
+    RunStartForm,
+)
 from judges.models import CalibrationRun, Judge, JudgeVersion, Verdict
+from judges.readable_json import readable_json
 from judges.run_estimate import run_start_any_simulated, run_start_estimate, run_start_initial
 from labelling.models import GoldSetVersion
 
@@ -108,23 +117,29 @@ def judge_detail(request, pk):
 
 @permission_required(CHANGE_JUDGE)
 def judge_edit(request, pk):
-    """Edit a judge: a first POST shows the diff against the current version, a second saves it as new."""
+    """Edit a judge: review the diff, try the draft on one item, save it as a new version with its examples."""
     judge = _get_judge_for_user(request, pk)
     latest = judge.latest_version
     form = JudgeVersionForm(request.POST or None, initial=selectors.judge_edit_initial(latest))
-    diff = None
-    if request.method == "POST" and form.is_valid():
+    extras = DraftExtrasForm(request.POST or None, carried=selectors.example_values_of(latest))
+    context = {"form": form, "extras": extras, "judge": judge, "title": f"Edit {judge.name} (new version)"}
+    action = request.POST.get("confirm")
+    if request.method == "POST" and form.is_valid() and extras.is_valid():
         proposed = selectors.prompt_as_stored(latest, form.cleaned_data)
-        diff = selectors.judge_version_form_diff_get(current=latest, proposed=proposed) if latest else None
-        if request.POST.get("confirm") == "save" or latest is None:
-            try:
-                version = services.judge_version_create(judge=judge, user=request.user, **proposed)
-            except ValidationError as exc:
-                _form_errors_from(form, exc)
-            else:
-                messages.success(request, f"Saved as {version}.")
+        context["diff"] = selectors.judge_version_form_diff_get(current=latest, proposed=proposed) if latest else None
+        draft = {"judge": judge, "user": request.user, "fields": proposed, "examples": extras.cleaned_data["examples"]}
+        try:
+            if action == "try":
+                extras.try_item_required()
+                context["tried"] = drafts.judge_draft_try(**draft, item=extras.cleaned_data["try_item"])
+            elif action == "save" or latest is None:
+                version = drafts.judge_version_save(**draft)
+                messages.success(request, f"Saved as {version} with {version.examples.count()} worked example(s).")
                 return redirect("judges:judge_detail", pk=judge.pk)
-    context = {"form": form, "judge": judge, "diff": diff, "title": f"Edit {judge.name} (new version)"}
+        except ValidationError as exc:
+            _form_errors_from(form, exc)
+    gold = number_param(request.POST.get("gold") or request.GET.get("gold") or "")
+    context["candidates"] = example_candidates_get(judge=judge, gold_set_version_id=gold)
     return render(request, "judges/judge_form.html", context)
 
 
@@ -187,7 +202,9 @@ def verdict_detail(request, pk):
         "verdict": verdict,
         "trace": trace,
         "request_json": json.dumps(trace["request"], indent=2, ensure_ascii=False) if trace["request"] else "",
+        "request_readable": readable_json(trace["request"]) if trace["request"] else "",
         "response_json": json.dumps(trace["response"], indent=2, ensure_ascii=False) if trace["response"] else "",
+        "response_readable": readable_json(trace["response"]) if trace["response"] else "",
     }
     return render(request, "judges/judge_verdict.html", context)
 

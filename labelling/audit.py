@@ -15,12 +15,15 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import sqlglot
+from celery import current_app
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from sqlglot.errors import SqlglotError
 
+from config.task_retry import TRANSIENT_ERRORS
 from labelling import audit_checks as checks
 from labelling.compare import normalise_row
-from labelling.models import GoldSetAudit, GoldSetVersion, GoldSetVersionItem, LabelDecision
+from labelling.models import AuditStatus, GoldSetAudit, GoldSetVersion, GoldSetVersionItem, LabelDecision
 from probes.execution import run_readonly
 from probes.fingerprint import sqlglot_dialect
 
@@ -29,6 +32,8 @@ ROW_CAP = 5000
 # Publishing audits the new version at once up to this size; a larger one is audited on request.
 AUDIT_AT_PUBLISH_MAX_ITEMS = 2000
 SEVERITIES = ("error", "warning", "check")
+AUDIT_TASK = "labelling.goldset_audit_run"
+PROGRESS_EVERY = 20  # items between two progress writes
 
 
 @dataclass
@@ -145,14 +150,20 @@ def _identical_results(entries: list[dict]) -> list[checks.Finding]:
     return findings
 
 
-def goldset_audit(*, version: GoldSetVersion) -> dict:
-    """Audit every item of the version; return the findings and their counts per class."""
+def goldset_audit(*, version: GoldSetVersion, progress=None) -> dict:
+    """Audit every item of the version; return the findings and their counts per class.
+
+    `progress(done, total)`, if given, is told how many items are done every `PROGRESS_EVERY` items.
+    """
     runner = Runner()
     findings: list[checks.Finding] = []
     entries = []
     items = GoldSetVersionItem.objects.filter(version=version).select_related("query__warehouse").order_by("query_id")
     total = checked = 0
+    count = items.count() if progress else 0
     for item in items:
+        if progress and total % PROGRESS_EVERY == 0:
+            progress(total, count)
         total += 1
         reference = reference_of(item)
         if not reference or item.query.warehouse_id is None:
@@ -209,10 +220,59 @@ def goldset_audit_run(*, version: GoldSetVersion, request_id: str | None = None)
 
 
 def audit_at_publish(*, version: GoldSetVersion) -> GoldSetAudit | None:
-    """Audit a freshly published version when it is small enough to do at once; else None."""
+    """Audit a freshly published version when it is small enough to do at once; else None (`publish_gold`)."""
     if version.items.count() > AUDIT_AT_PUBLISH_MAX_ITEMS:
         return None
     return goldset_audit_run(version=version)
+
+
+def goldset_audit_request(*, version: GoldSetVersion) -> GoldSetAudit:
+    """Queue an audit of the version as a task (the page shows its progress); one already pending is returned.
+
+    The task is sent after the commit, by name (tasks import services, never the reverse).
+    """
+    pending = GoldSetAudit.objects.filter(version=version, status__in=[AuditStatus.QUEUED, AuditStatus.RUNNING]).first()
+    if pending is not None:
+        return pending
+    audit = GoldSetAudit.objects.create(version=version, status=AuditStatus.QUEUED, items_total=version.items.count())
+    transaction.on_commit(
+        lambda: current_app.send_task(AUDIT_TASK, kwargs={"version_id": version.pk, "audit_id": audit.pk})
+    )
+    return audit
+
+
+def goldset_audit_tracked(*, audit_id: int) -> str | None:
+    """Run one requested audit, writing its progress and then its findings on its row; return its status.
+
+    A redelivered task re-runs a running audit from the start and leaves a finished one alone.
+    """
+    audit = GoldSetAudit.objects.select_related("version__gold_set").filter(pk=audit_id).first()
+    claimed = GoldSetAudit.objects.filter(pk=audit_id, status__in=[AuditStatus.QUEUED, AuditStatus.RUNNING])
+    if audit is None or not claimed.update(status=AuditStatus.RUNNING, items_done=0):
+        return audit.status if audit else None
+    rows = GoldSetAudit.objects.filter(pk=audit_id)
+
+    def progress(done: int, total: int) -> None:
+        rows.update(items_done=done, items_total=total)
+
+    try:
+        report = goldset_audit(version=audit.version, progress=progress)
+    except TRANSIENT_ERRORS:
+        raise  # retried by the task; the row stays running until then
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"[:2000]
+        rows.update(status=AuditStatus.FAILED, message=message, finished_at=timezone.now())
+        raise
+    rows.update(
+        status=AuditStatus.DONE,
+        items_done=report["items"],
+        items_total=report["items"],
+        items_checked=report["items_checked"],
+        counts=report["counts"],
+        findings=report["findings"],
+        finished_at=timezone.now(),
+    )
+    return AuditStatus.DONE
 
 
 def audit_summary(*, findings: list[dict]) -> str:

@@ -1,13 +1,14 @@
-"""Page actions of the audit and of mutation seeding: each enqueues one task after the commit."""
+"""Page actions of the audit and of mutation seeding: each enqueues one task after the commit; an audit's progress."""
 
 from celery import current_app
 from django.contrib import messages
 from django.db import transaction
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from config.roles import MANAGE_GOLDSETS, permission_required
-from labelling.models import GoldSet, GoldSetVersion
+from labelling.audit import goldset_audit_request
+from labelling.models import GoldSet, GoldSetAudit, GoldSetVersion
 from labelling.mutation_operators import operators_for
 
 MAX_PER_ITEM = 10
@@ -22,9 +23,25 @@ def enqueue(task: str, **kwargs) -> None:
 def version_audit(request, name, number):
     """Audit the version again in the background; the section shows the result once stored."""
     version = get_object_or_404(GoldSetVersion, gold_set__name=name, number=number, is_frozen=True)
-    enqueue("labelling.goldset_audit_run", version_id=version.pk)
-    messages.info(request, f"Auditing {version}: reload the page in a minute to see the findings.")
+    goldset_audit_request(version=version)
+    messages.info(request, f"Auditing {version} in the background: the Audit section shows its progress.")
     return redirect("labelling:version_browse", name, number)
+
+
+@permission_required(MANAGE_GOLDSETS)
+def audit_progress(request, name, number, pk):
+    """The progress of one audit (polled by the version page until it finishes, then the page reloads)."""
+    pending = get_object_or_404(
+        GoldSetAudit.objects.select_related("version__gold_set"),
+        pk=pk,
+        version__gold_set__name=name,
+        version__number=number,
+    )
+    response = render(request, "labelling/_audit_progress.html", {"pending": pending, "version": pending.version})
+    if pending.finished and request.htmx:
+        # Finished: reload once so the findings show, as the run page does when its run ends.
+        response["HX-Refresh"] = "true"
+    return response
 
 
 @require_POST

@@ -13,7 +13,6 @@ from config.roles import MANAGE_GOLDSETS, permission_required
 from labelling import selectors
 from labelling.agreement_report import agreement_report, agreement_rows, disagreement_rows
 from labelling.blind import label_reveals_record
-from labelling.forms import BrowseForm
 from labelling.goldset_io import goldset_export_lines
 from labelling.lookups import agreement_scope, frozen_version
 from labelling.models import GoldSetVersion, GoldSetVersionItem
@@ -85,11 +84,11 @@ def disagreements_export(request, name, fmt):
 def version_items_export(request, name, number, fmt):
     """Download the (filtered) items of a version with every label: JSON nested, CSV a row per label."""
     version = frozen_version(name, number)
-    form = BrowseForm(request.GET or None, labellers=selectors.version_labeller_names(version=version))
-    filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
-    shown = selectors.version_item_list(version=version, filters=filters).values_list("query_id", flat=True)
+    labellers = selectors.version_labeller_names(version=version)
+    filters = selectors.version_item_filter(version=version, params=request.GET, labellers=labellers)
+    shown = selectors.version_item_list(filters=filters).values_list("query_id", flat=True)
     label_reveals_record(user=request.user, query_ids=shown, shown_on="items_export")
-    records = selectors.version_item_record_list(version=version, filters=filters)
+    records = selectors.version_item_record_list(filters=filters)
     stem = f"{version.gold_set.name}-v{version.number}-items"
     if fmt == "json":
         return json_records_response(f"{stem}.json", records)

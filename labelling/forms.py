@@ -116,27 +116,36 @@ class PublishForm(forms.Form):
     resolve = forms.ChoiceField(choices=RESOLVE_CHOICES, initial=ResolutionPolicy.MANUAL, required=False)
 
 
-class BrowseForm(forms.Form):
-    search = forms.CharField(required=False, label="Search question or SQL")
-    label = forms.ChoiceField(choices=[("", "any"), ("correct", "correct"), ("wrong", "wrong")], required=False)
-    error_class = forms.CharField(required=False, label="Error class")
-    labeller = forms.CharField(required=False)
-    disagreement = forms.ChoiceField(
-        choices=[("", "any"), ("yes", "labellers disagree"), ("no", "labellers agree")], required=False
-    )
-    source = forms.ChoiceField(
-        choices=[("", "any"), ("import", "import"), ("manual", "manual"), ("triage", "triage"), ("audit", "audit")],
-        required=False,
-        label="Label source",
-    )
-    meta_key = forms.CharField(required=False, max_length=100, label="Metadata key")
-    meta_value = forms.CharField(required=False, max_length=200, label="has the value")
+class FitnessThresholdsForm(forms.Form):
+    """The bounds a gold set's judges must clear to gate or to monitor (judges.fitness)."""
 
-    def __init__(self, *args, labellers=(), **kwargs):
-        super().__init__(*args, **kwargs)
-        # A choice of who labelled this version, not free text that silently matches nothing.
-        self.fields["labeller"] = forms.ChoiceField(
-            choices=[("", "anyone"), *((name, name) for name in labellers)], required=False
+    catch_lower = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        label="Gate: catch rate's lower bound at least",
+        widget=forms.NumberInput({"step": "0.01"}),
+    )
+    false_reject_upper = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        label="and false-reject rate's upper bound at most",
+        widget=forms.NumberInput({"step": "0.01"}),
+    )
+    kappa_lower = forms.FloatField(
+        min_value=-1,
+        max_value=1,
+        label="Monitor: κ vs gold's lower bound at least",
+        widget=forms.NumberInput({"step": "0.01"}),
+    )
+
+    @classmethod
+    def of(cls, gold_set) -> "FitnessThresholdsForm":
+        return cls(
+            initial={
+                "catch_lower": gold_set.fitness_gate_catch_lower,
+                "false_reject_upper": gold_set.fitness_gate_false_reject_upper,
+                "kappa_lower": gold_set.fitness_monitor_kappa_lower,
+            }
         )
 
 

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from config.exports import csv_lines
+from config.keyset import keyset_rows
 from labelling.goldset_parser import ParseOptions, Row, RowParser
 from labelling.goldset_records import FIELDS, GoldImportError, csv_records, detect_format, jsonl_records, open_text
 from labelling.goldset_writer import BatchWriter, ImportSummary, row_check_in_batch
@@ -38,6 +39,7 @@ from labelling.taxonomy_files import TaxonomyFileError, taxonomy_entries_read
 EXPORT_FIELDS = [*FIELDS, "metadata", "split"]
 
 BATCH_SIZE = 2000
+EXPORT_CHUNK = 5000
 # Looked up by name, not imported: tasks import services, never the reverse.
 QUERY_FINGERPRINT_FILL_TASK = "labelling.query_fingerprint_fill"
 
@@ -192,22 +194,19 @@ def _summary_fill(summary: ImportSummary, parser: RowParser) -> None:
 def goldset_export_records(*, version: GoldSetVersion) -> Iterator[dict]:
     """Yield a version's items as import records, in query order, each with its part of the version's split."""
     parts = split_parts_get(version)
-    rows = (
-        GoldSetVersionItem.objects.filter(version=version)
-        .order_by("query_id")
-        .values_list(
-            "query_id",
-            "query__external_id",
-            "query__question",
-            "query__sql",
-            "decision",
-            "error_class",
-            "query__warehouse__name",
-            "query__reference_sql",
-            "query__metadata",
-        )
-        .iterator(chunk_size=5000)
+    items = GoldSetVersionItem.objects.filter(version=version).values_list(
+        "query_id",
+        "query__external_id",
+        "query__question",
+        "query__sql",
+        "decision",
+        "error_class",
+        "query__warehouse__name",
+        "query__reference_sql",
+        "query__metadata",
     )
+    # Keyset pages by query id (config/keyset.py): no OFFSET, no cursor held open.
+    rows = keyset_rows(items, ("query_id",), chunk=EXPORT_CHUNK, key=lambda row: (row[0],))
     for query_id, external_id, question, sql, decision, error_class, warehouse, reference_sql, metadata in rows:
         yield {
             "id": external_id,

@@ -62,6 +62,8 @@ class ImportSummary:
     unclassified_wrong: int = 0
     taxonomy: str = ""
     taxonomy_changes: list[str] = field(default_factory=list)
+    # New items that name no warehouse: nothing can run them, so no result preview.
+    items_without_warehouse: int = 0
 
     def skip(self, reason: str, count: int = 1) -> None:
         if count:
@@ -89,7 +91,20 @@ class ImportSummary:
             "unclassified_wrong": self.unclassified_wrong,
             "taxonomy": self.taxonomy,
             "taxonomy_changes": list(self.taxonomy_changes),
+            "items_without_warehouse": self.items_without_warehouse,
         }
+
+    def warnings(self) -> list[str]:
+        """Return what the import did that its user may not expect (shown apart from `describe`)."""
+        n = self.items_without_warehouse
+        if not n:
+            return []
+        return [
+            f"{n} new item{'s name' if n != 1 else ' names'} no warehouse, so no result preview is possible for"
+            f" {'them' if n != 1 else 'it'}. To preview items, give each one a registered warehouse when it is"
+            ' imported: a "warehouse" column, or a metadata key naming it ("Warehouse from" on the import page,'
+            " --warehouse-from for import_gold)."
+        ]
 
     def describe(self) -> str:
         """Return one sentence saying what was created, updated and skipped, and why."""
@@ -199,6 +214,7 @@ class BatchWriter:
             self.summary.queries_existing += 1
         self.seen_queries |= seen
         self.summary.queries_created += len(new_rows)
+        self.summary.items_without_warehouse += sum(1 for row in new_rows if row.warehouse_id is None)
         for row, fingerprint in zip(new_rows, self.fingerprints(new_rows), strict=True):
             key = overlap_key_draw(external_id=row.external_id)
             existing[row.external_id] = {"id": None, "fingerprint": fingerprint, "key": key, "row": row}

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from labelling.audit_models import AuditStatus, GoldSetAudit  # noqa: F401 — models of this app
 from labelling.error_classes import (
     ERROR_CLASSES_MAX_LENGTH,
     UNCLASSIFIED,
@@ -76,6 +77,15 @@ class GoldSet(models.Model):
     )
     # The error classes its labels use; None: Docket's default taxonomy (labelling.taxonomy).
     taxonomy = models.ForeignKey(Taxonomy, null=True, blank=True, on_delete=models.PROTECT, related_name="gold_sets")
+    # The fitness thresholds its judges are held to (judges.fitness): gate when catch's Wilson lower
+    # bound and false-reject's upper bound clear the first two, else monitor when κ's lower bound does.
+    fitness_gate_catch_lower = models.FloatField(default=0.8, verbose_name="gate: catch rate's lower bound at least")
+    fitness_gate_false_reject_upper = models.FloatField(
+        default=0.05, verbose_name="gate: false-reject rate's upper bound at most"
+    )
+    fitness_monitor_kappa_lower = models.FloatField(
+        default=0.6, verbose_name="monitor: κ vs gold's lower bound at least"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -84,7 +94,17 @@ class GoldSet(models.Model):
             models.CheckConstraint(
                 condition=Q(overlap_share__gte=0) & Q(overlap_share__lte=1),
                 name="labelling_goldset_overlap_is_share",
-            )
+            ),
+            # Rates' bounds are shares and κ lies in [-1, 1]: a threshold outside could never be cleared, or always is.
+            models.CheckConstraint(
+                condition=Q(fitness_gate_catch_lower__gte=0)
+                & Q(fitness_gate_catch_lower__lte=1)
+                & Q(fitness_gate_false_reject_upper__gte=0)
+                & Q(fitness_gate_false_reject_upper__lte=1)
+                & Q(fitness_monitor_kappa_lower__gte=-1)
+                & Q(fitness_monitor_kappa_lower__lte=1),
+                name="labelling_goldset_fitness_thresholds_in_range",
+            ),
         ]
 
     def __str__(self):
@@ -322,33 +342,6 @@ class GoldSetVersionItem(ErrorClassRuleMixin, models.Model):
         if GoldSetVersion.objects.filter(pk=self.version_id, is_frozen=True).exists():
             raise ImmutableVersionError("Items of a published gold set version cannot be deleted.")
         return super().delete(*args, **kwargs)
-
-
-class GoldSetAudit(models.Model):
-    """One run of `labelling.audit.goldset_audit` on a version: its findings, kept as run.
-
-    Not part of the frozen version: the same version audited against a later catalogue
-    may find more (or less), so every audit is its own row.
-    """
-
-    version = models.ForeignKey(GoldSetVersion, on_delete=models.CASCADE, related_name="audits")
-    created_at = models.DateTimeField(auto_now_add=True)
-    items_checked = models.PositiveIntegerField(default=0)
-    # {finding class: count} and [{"item", "class", "severity", "message", "evidence"}].
-    counts = models.JSONField(default=dict, blank=True)
-    findings = models.JSONField(default=list, blank=True)
-    # The task that asked for it (its Celery id, kept by a redelivery); null when run in a request.
-    request_id = models.CharField(max_length=64, null=True, blank=True, editable=False)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        constraints = [
-            # A redelivered audit task stores its audit once.
-            models.UniqueConstraint(fields=["request_id"], name="labelling_goldsetaudit_one_per_request"),
-        ]
-
-    def __str__(self):
-        return f"audit of {self.version_id} at {self.created_at:%Y-%m-%d %H:%M}"
 
 
 class Adjudication(ErrorClassRuleMixin, models.Model):

@@ -1,6 +1,7 @@
 """The result preview and the execution-backed suggestion (rung 6) for one query.
 
-Both run through `probes.execution.run_readonly` (the guarded read-only path: sqlglot
+Both run through `probes/preview.py` `result_preview_run`, the one result preview: the
+first rows read through the statement's parsed tree, on the guarded read-only path (sqlglot
 guard, read-only transaction, statement timeout, row cap). The comparison itself is the
 pure `labelling.compare.compare_result_sets`.
 """
@@ -13,7 +14,7 @@ from django.shortcuts import get_object_or_404
 from config.roles import MANAGE_GOLDSETS
 from labelling.compare import Comparison, compare_result_sets
 from labelling.models import Query, QuerySource
-from probes.execution import run_readonly
+from probes.preview import result_preview_run
 
 PREVIEW_ROWS = 20
 PREVIEW_TIMEOUT_S = 5.0
@@ -40,18 +41,18 @@ class Preview:
     comparison: Comparison | None = None
 
 
-def _run(run_readonly, warehouse, sql: str, row_cap: int) -> RunOutcome:
-    result = run_readonly(warehouse=warehouse, sql=sql, row_cap=row_cap, timeout_s=PREVIEW_TIMEOUT_S)
+def _run(warehouse, sql: str, rows: int) -> RunOutcome:
+    preview = result_preview_run(warehouse=warehouse, sql=sql, rows=rows, timeout_s=PREVIEW_TIMEOUT_S)
+    result = preview.result
     if not result.allowed:
         return RunOutcome(ok=False, message=f"Refused by the read-only guard: {result.reason}")
     if not result.executed or result.error:
         return RunOutcome(ok=False, message=f"Did not run: {result.error or result.reason}")
-    rows = [tuple(row) for row in result.rows]
     return RunOutcome(
         ok=True,
         columns=list(result.columns),
-        rows=rows,
-        truncated=getattr(result, "truncated", len(rows) >= row_cap),
+        rows=[tuple(row) for row in result.rows],
+        truncated=preview.truncated,
         elapsed_ms=result.elapsed_ms or 0.0,
     )
 
@@ -64,10 +65,10 @@ def query_preview(*, query) -> Preview:
     if query.warehouse is None:
         return Preview(available=False, message="No preview: this item names no warehouse.")
     # Without reference SQL only the first rows are shown; with it, whole results are compared.
-    cap = COMPARE_ROW_CAP + 1 if query.reference_sql else PREVIEW_ROWS
-    preview = Preview(available=True, result=_run(run_readonly, query.warehouse, query.sql, cap))
+    rows = COMPARE_ROW_CAP if query.reference_sql else PREVIEW_ROWS
+    preview = Preview(available=True, result=_run(query.warehouse, query.sql, rows))
     if query.reference_sql:
-        preview.reference = _run(run_readonly, query.warehouse, query.reference_sql, cap)
+        preview.reference = _run(query.warehouse, query.reference_sql, rows)
         both = preview.result.ok and preview.reference.ok
         if both and not (preview.result.truncated or preview.reference.truncated):
             preview.comparison = compare_result_sets(

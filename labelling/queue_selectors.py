@@ -1,9 +1,10 @@
-"""Reads of the labeller's queue: the next item, the labeller's history, progress, the SQL's columns."""
+"""Reads of the labeller's queue: the next item, what waits for them, history, disagreements, the SQL's columns."""
 
 from django.db.models import Q
 from sqlglot import exp
 
-from labelling.models import GoldSet, Label, Query, QuerySource
+from config.roles import MANAGE_GOLDSETS, users_holding
+from labelling.models import Adjudication, GoldSet, Label, Query, QuerySource
 from labelling.queue_orders import queue_order_first, queue_order_get
 from probes.guard import parse_sql
 from probes.models import Catalogue
@@ -117,13 +118,49 @@ def queue_label_get_last(*, user, gold_set: GoldSet | None) -> Label | None:
     )
 
 
+def queue_waiting_for(*, user, gold_set: GoldSet | None) -> dict:
+    """Count the items this user's queue will still give them: audit samples, and the gold set's.
+
+    The queue's own definition (`queue_item_get_next`): the items still wanting a label
+    (`_waiting`) that this user never labelled. So it reaches 0 exactly when the queue says
+    "Nothing left for you"; an item waiting only for *another* labeller's second label is not
+    counted.
+    """
+    labelled_by_user = Label.objects.filter(labeller=user).values("query_id")
+    audit_waiting, *set_waiting = _waiting(gold_set=gold_set)
+    audit = audit_waiting.exclude(id__in=labelled_by_user).count()
+    in_set = set_waiting[0].exclude(id__in=labelled_by_user).count() if set_waiting else 0
+    for_others = set_waiting[0].filter(id__in=labelled_by_user).count() if set_waiting else 0
+    # for_others: the set's items still waiting, but for someone else's (second) label.
+    return {"audit": audit, "gold_set": in_set, "total": audit + in_set, "for_others": for_others}
+
+
 def queue_progress_get(*, user, gold_set: GoldSet) -> dict:
+    """Say where this user stands in a gold set's queue: what still needs their label, of how many."""
     total = Query.objects.filter(gold_set=gold_set).count()
     mine = Label.objects.filter(query__gold_set=gold_set, labeller=user, is_current=True).count()
-    waiting = (
-        Query.objects.filter(gold_set=gold_set).filter(Q(label_count=0) | Q(label_count=1, wants_second_label=True))
-    ).count()
-    return {"total": total, "mine": mine, "waiting": waiting}
+    return {"total": total, "mine": mine, "for_you": queue_waiting_for(user=user, gold_set=gold_set)}
+
+
+def disagreement_get(*, query: Query, mine: Label | None, others: list[Label] | None) -> dict | None:
+    """Say whether the labeller's label disagrees with the others they see, and who settles it.
+
+    None when there is nothing to settle. Else the other labellers who differ, the latest
+    adjudication if there is one, and the users who may adjudicate (for "awaiting an adjudicator").
+    """
+    if mine is None or not others:
+        return None
+    differing = [label for label in others if (label.decision, label.error_class) != (mine.decision, mine.error_class)]
+    if not differing:
+        return None
+    adjudication = (
+        Adjudication.objects.filter(query=query).select_related("adjudicator").order_by("-created_at", "-id").first()
+    )
+    return {
+        "with": [label.labeller.username if label.labeller else "(import)" for label in differing],
+        "adjudication": adjudication,
+        "adjudicators": users_holding(MANAGE_GOLDSETS),
+    }
 
 
 # --- What the SQL touches ---------------------------------------------------------------

@@ -6,10 +6,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from config.roles import LABEL_QUERIES, VIEW_GOLDSETS, permission_required
+from config.roles import LABEL_QUERIES, MANAGE_GOLDSETS, VIEW_GOLDSETS, permission_required
 from labelling import queue_selectors, services
 from labelling.blind import other_labels_for_labeller
 from labelling.class_keys import class_keys_for
+from labelling.error_classes import error_classes_split
 from labelling.forms import InvariantsForm, LabelForm
 from labelling.invariant_services import query_invariants_set
 from labelling.models import GoldSet, Query, QuerySource
@@ -30,9 +31,16 @@ def _query_in_scope(gold_set: GoldSet | None, pk: int) -> Query:
     return query
 
 
-def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | None, status=200, invariants_form=None):
-    """Render the item page, or only its `item` partial for htmx (and point the URL at it)."""
+def _render_item(
+    request, scope: str, gold_set: GoldSet | None, query: Query | None, status=200, invariants_form=None, said=""
+):
+    """Render the item page, or only its `item` partial for htmx (and point the URL at it).
+
+    `said` confirms what the labeller just did: in the page's status line for htmx, else as a
+    message on the page the redirect opens.
+    """
     context = {
+        "confirmation": said,
         "scope": scope,
         "gold_set": gold_set,
         "query": query,
@@ -46,6 +54,10 @@ def _render_item(request, scope: str, gold_set: GoldSet | None, query: Query | N
         context["my_label"] = queue_selectors.queue_label_get_current(user=request.user, query=query)
         # Blind double labelling: the others' labels only after one's own, where the gold set allows.
         context["other_labels"] = other_labels_for_labeller(user=request.user, query=query)
+        context["disagreement"] = queue_selectors.disagreement_get(
+            query=query, mine=context["my_label"], others=context["other_labels"]
+        )
+        context["can_adjudicate"] = request.user.has_perm(MANAGE_GOLDSETS)
         context["columns"] = queue_selectors.query_columns_get(query=query)
         context["sql_problem"] = queue_selectors.sql_unreadable_reason(sql=query.sql, dialect=query.dialect)
         context["invariants_form"] = invariants_form or InvariantsForm(initial={"invariants": query.invariants or None})
@@ -91,15 +103,23 @@ def queue_label(request, scope, pk):
     form = LabelForm(data, gold_set=query.gold_set)
     if not form.is_valid():
         return _render_item(request, scope, gold_set, query, status=422)
-    services.label_create(query=query, labeller=request.user, **form.cleaned_data)
+    label = services.label_create(query=query, labeller=request.user, **form.cleaned_data)
+    said = label_confirmation(label=label)
     following = queue_selectors.queue_item_get_following(
         user=request.user, gold_set=gold_set, query=query, order=queue_order_from_request(request)
     )
     if not request.htmx:
+        messages.success(request, said)
         return (
             redirect("labelling:queue_item", scope, following.pk) if following else redirect("labelling:queue", scope)
         )
-    return _render_item(request, scope, gold_set, following)
+    return _render_item(request, scope, gold_set, following, said=said)
+
+
+def label_confirmation(*, label) -> str:
+    """Say what was saved, on which item, and how to take it back."""
+    classes = f" ({', '.join(error_classes_split(label.error_class))})" if label.error_class else ""
+    return f"Saved: {label.query.external_id} labelled {label.decision}{classes}. Press z to undo."
 
 
 @permission_required(LABEL_QUERIES)
@@ -127,10 +147,14 @@ def queue_undo(request, scope):
     if last is None:
         messages.info(request, "Nothing to undo.")
         return redirect("labelling:queue", scope)
-    services.label_undo(label=last)
+    restored = services.label_undo(label=last)
+    said = f"Undone: your label {last.decision} of {last.query.external_id} is withdrawn" + (
+        f"; your earlier label {restored.decision} is current again." if restored else "; label it again now."
+    )
     if not request.htmx:
+        messages.success(request, said)
         return redirect("labelling:queue_item", scope, last.query_id)
-    return _render_item(request, scope, gold_set, last.query)
+    return _render_item(request, scope, gold_set, last.query, said=said)
 
 
 @permission_required(VIEW_GOLDSETS)

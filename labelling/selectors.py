@@ -1,16 +1,15 @@
 """Reads of the labelling app: final labels, agreement data, version diffs, browsing a version."""
 
-import contextlib
 import itertools
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Exists, OuterRef, Q
-from django.db.models.fields.json import KeyTransform
+from django.db.models import Exists, OuterRef, Q
 
-from labelling.error_classes import error_class_holds_q
+from config.keyset import keyset_chunks
+from labelling.filters import VersionItemFilter
 from labelling.models import (
     UNCLASSIFIED,
     Adjudication,
@@ -203,65 +202,15 @@ def version_diff(*, old: GoldSetVersion, new: GoldSetVersion) -> VersionDiff:
 # --- Browsing a version ------------------------------------------------------------------
 
 
-@dataclass
-class BrowseFilters:
-    """What the gold-set browser filters on (all optional)."""
-
-    search: str = ""
-    label: str = ""
-    error_class: str = ""
-    labeller: str = ""
-    disagreement: str = ""  # "yes" | "no" | ""
-    source: str = ""  # a label source: import, manual, triage, audit
-    meta_key: str = ""  # an item metadata key, and the value it must have
-    meta_value: str = ""
-
-    @classmethod
-    def from_query(cls, params) -> "BrowseFilters":
-        return cls(**{name: (params.get(name) or "").strip() for name in cls.__dataclass_fields__})
-
-    def as_query(self) -> dict:
-        return {name: value for name, value in self.__dict__.items() if value}
-
-
-def version_item_list(*, version: GoldSetVersion, filters: BrowseFilters):
-    """Return the version's items matching the filters, with their query, in item order."""
+def version_item_filter(*, version: GoldSetVersion, params, labellers=(), sees_all: bool = True) -> VersionItemFilter:
+    """The version page's filters read from request parameters, over the version's items (`labelling/filters.py`)."""
     items = GoldSetVersionItem.objects.filter(version=version).select_related("query")
-    if filters.search:
-        items = items.filter(Q(query__question__icontains=filters.search) | Q(query__sql__icontains=filters.search))
-    if filters.label:
-        items = items.filter(decision=filters.label)
-    if filters.error_class:
-        items = items.filter(error_class_holds_q(filters.error_class))
-    if filters.meta_key:
-        items = items.annotate(meta=KeyTransform(filters.meta_key, "query__metadata")).filter(
-            metadata_value_q(filters.meta_value)
-        )
-    if filters.labeller:
-        items = items.filter(
-            query__labels__labeller__username=filters.labeller, query__labels__is_current=True
-        ).distinct()
-    if filters.source:
-        items = items.filter(query__labels__source=filters.source, query__labels__is_current=True).distinct()
-    if filters.disagreement in ("yes", "no"):
-        current = Q(query__labels__is_current=True)
-        items = items.annotate(
-            decisions=Count("query__labels__decision", filter=current, distinct=True),
-            classes=Count("query__labels__error_class", filter=current, distinct=True),
-        )
-        disagreeing = Q(decisions__gt=1) | Q(classes__gt=1)
-        items = items.filter(disagreeing) if filters.disagreement == "yes" else items.exclude(disagreeing)
-    return items.order_by("query_id")
+    return VersionItemFilter(params or None, queryset=items, labellers=labellers, sees_all=sees_all)
 
 
-def metadata_value_q(value: str) -> Q:
-    """Match the annotated metadata value `meta` against a typed value: as text, or as the number it spells."""
-    matches = Q(meta=value)
-    with contextlib.suppress(ValueError):
-        matches |= Q(meta=int(value))
-    if value in ("true", "false"):
-        matches |= Q(meta=value == "true")
-    return matches
+def version_item_list(*, filters: VersionItemFilter):
+    """Return the version's items the filters keep, with their query, in item order."""
+    return filters.qs.order_by("query_id")
 
 
 def version_metadata_keys(*, version: GoldSetVersion, sample: int = 2000) -> list[str]:
@@ -296,13 +245,11 @@ def own_labels_get(*, user, query_ids: list[int]) -> dict[int, Label]:
     return {label.query_id: label for label in labels}
 
 
-def version_item_record_list(*, version: GoldSetVersion, filters: BrowseFilters, chunk: int = 1000) -> Iterator[dict]:
+def version_item_record_list(*, filters: VersionItemFilter, chunk: int = 1000) -> Iterator[dict]:
     """Yield the filtered items with every label and adjudication, as plain dicts (for export)."""
-    items = version_item_list(version=version, filters=filters)
-    for start in itertools.count(0, chunk):
-        page = list(items[start : start + chunk])
-        if not page:
-            return
+    items = version_item_list(filters=filters)
+    # Keyset pages by query id (config/keyset.py), not OFFSET: each page starts where the last ended.
+    for page in keyset_chunks(items, ("query_id",), chunk=chunk):
         details = item_details_get(query_ids=[item.query_id for item in page])
         for item in page:
             detail = details[item.query_id]

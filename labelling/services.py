@@ -247,6 +247,20 @@ def goldset_publish(
     return version
 
 
+def goldset_fitness_thresholds_set(
+    *, gold_set: GoldSet, catch_lower: float, false_reject_upper: float, kappa_lower: float
+) -> GoldSet:
+    """Set the fitness thresholds its judges are held to (judges.fitness); ValidationError when out of range."""
+    gold_set.fitness_gate_catch_lower = catch_lower
+    gold_set.fitness_gate_false_reject_upper = false_reject_upper
+    gold_set.fitness_monitor_kappa_lower = kappa_lower
+    gold_set.full_clean()
+    gold_set.save(
+        update_fields=["fitness_gate_catch_lower", "fitness_gate_false_reject_upper", "fitness_monitor_kappa_lower"]
+    )
+    return gold_set
+
+
 def query_fingerprint_fill(*, gold_set_id: int | None = None, limit: int = 500) -> int:
     """Fingerprint up to `limit` queries that have none yet; return how many were filled.
 

@@ -22,8 +22,15 @@ def query_fingerprint_fill(gold_set_id: int | None = None, batch: int = 500) -> 
 
 
 @shared_task(bind=True, name="labelling.goldset_audit_run", **RETRY_ON_TRANSIENT)
-def goldset_audit_run(self, version_id: int) -> int | None:
-    """Audit one published version and store the findings once (a redelivery or retry finds them)."""
+def goldset_audit_run(self, version_id: int, audit_id: int | None = None) -> int | None:
+    """Audit one published version and store the findings once (a redelivery or retry finds them).
+
+    With `audit_id` (an audit asked for in the browser), the audit's own row records its
+    progress and then its findings (`labelling.audit.goldset_audit_tracked`).
+    """
+    if audit_id is not None:
+        audit.goldset_audit_tracked(audit_id=audit_id)
+        return audit_id
     version = GoldSetVersion.objects.filter(pk=version_id).first()
     return None if version is None else audit.goldset_audit_run(version=version, request_id=self.request.id).pk
 

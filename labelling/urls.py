@@ -17,8 +17,10 @@ urlpatterns = [
     path("queries/<int:pk>/preview/", queue_views.preview, name="preview"),
     path("queue/<slug:scope>/item/<int:pk>/invariants/", queue_views.query_invariants, name="query_invariants"),
     path("queries/<int:pk>/adjudicate/", views.adjudicate, name="adjudicate"),
+    path("queries/<int:pk>/adjudication/", views.adjudication, name="adjudication"),
     path("goldsets/<slug:name>/", views.goldset_detail, name="goldset_detail"),
     path("goldsets/<slug:name>/publish/", views.goldset_publish, name="goldset_publish"),
+    path("goldsets/<slug:name>/thresholds/", views.goldset_thresholds, name="goldset_thresholds"),
     path("goldsets/<slug:name>/agreement/", views.agreement, name="agreement"),
     path("goldsets/<slug:name>/agreement.<str:fmt>", export_views.agreement_export, name="agreement_export"),
     path(
@@ -32,6 +34,7 @@ urlpatterns = [
         name="version_items_export",
     ),
     path("goldsets/<slug:name>/v<int:number>/audit/", audit_views.version_audit, name="version_audit"),
+    path("goldsets/<slug:name>/v<int:number>/audit/<int:pk>/", audit_views.audit_progress, name="audit_progress"),
     path("goldsets/<slug:name>/mutations/", audit_views.mutations_seed, name="mutations_seed"),
     path("goldsets/<slug:name>/diff/", views.version_diff, name="version_diff"),
     path("versions/<int:pk>/export.<str:fmt>", export_views.version_export, name="version_export"),

@@ -13,26 +13,62 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from config.params import number_param
-from config.roles import MANAGE_GOLDSETS, VIEW_GOLDSETS, VIEW_LABELLER_PROGRESS, permission_required
+from config.roles import (
+    LABEL_QUERIES,
+    MANAGE_GOLDSETS,
+    VIEW_GOLDSETS,
+    VIEW_LABELLER_PROGRESS,
+    permission_required,
+    users_holding,
+)
 from labelling import goldset_io, selectors, services
 from labelling.agreement_report import agreement_report, disagreement_rows
-from labelling.audit import audit_at_publish, audit_summary
+from labelling.audit import AUDIT_AT_PUBLISH_MAX_ITEMS, goldset_audit_request
 from labelling.blind import label_reveals_record, revealed_query_ids, sees_every_label
-from labelling.forms import AdjudicationForm, BrowseForm, ImportForm, PublishForm
+from labelling.forms import AdjudicationForm, FitnessThresholdsForm, ImportForm, PublishForm
 from labelling.goldset_records import GoldImportError
 from labelling.lookups import agreement_scope, frozen_version
-from labelling.models import GoldSet, GoldSetVersion, Query, QuerySource
+from labelling.models import GoldSet, GoldSetVersion, Query
 from labelling.progress import labeller_progress_list
+from labelling.queue_selectors import queue_waiting_for
 
 BROWSE_PAGE_SIZE = 50
 
 
 @permission_required(VIEW_GOLDSETS)
 def index(request):
-    """List gold sets with their latest versions."""
+    """List gold sets with their latest versions; for a labeller, what each queue still holds for them.
+
+    The counts are the queue's own (`queue_waiting_for`), so a set that shows 0 is one whose
+    queue says "Nothing left for you".
+    """
     gold_sets = GoldSet.objects.prefetch_related("versions").order_by("name")
-    audit_waiting = Query.objects.filter(source=QuerySource.AUDIT, label_count=0).count()
-    return render(request, "labelling/index.html", {"gold_sets": gold_sets, "audit_waiting": audit_waiting})
+    can_label = request.user.has_perm(LABEL_QUERIES)
+    rows = [
+        {
+            "gold_set": gs,
+            "for_you": queue_waiting_for(user=request.user, gold_set=gs)["gold_set"] if can_label else None,
+        }
+        for gs in gold_sets
+    ]
+    context = {
+        "rows": rows,
+        "can_label": can_label,
+        "audit_for_you": queue_waiting_for(user=request.user, gold_set=None)["audit"] if can_label else 0,
+        "can_import": request.user.has_perm(MANAGE_GOLDSETS),
+        "importers": users_holding(MANAGE_GOLDSETS),
+    }
+    return render(request, "labelling/index.html", context)
+
+
+def import_refusal() -> str:
+    """Say why a labeller may not import a gold-set file, and who can."""
+    who = ", ".join(users_holding(MANAGE_GOLDSETS)) or "no one yet (an admin can give someone the ml_engineer role)"
+    return (
+        "Importing a gold-set file publishes a new version of the gold set, and every judge's figures name the"
+        f" version they were measured on, so ML engineers and admins import, not labellers. Who can import: {who}."
+        " Send one of them the file."
+    )
 
 
 @permission_required(VIEW_LABELLER_PROGRESS)
@@ -50,11 +86,28 @@ def goldset_detail(request, name):
     gold_set = get_object_or_404(GoldSet, name=name)
     versions = gold_set.versions.filter(is_frozen=True).select_related("published_by").order_by("-number")
     can_manage = request.user.has_perm(MANAGE_GOLDSETS)
-    return render(
+    context = {"gold_set": gold_set, "versions": versions, "can_manage": can_manage, "publish_form": PublishForm()}
+    context["thresholds_form"] = FitnessThresholdsForm.of(gold_set)
+    return render(request, "labelling/goldset_detail.html", context)
+
+
+@require_POST
+@permission_required(MANAGE_GOLDSETS)
+def goldset_thresholds(request, name):
+    """Set the fitness thresholds (gate, monitor) the gold set's judges are held to."""
+    gold_set = get_object_or_404(GoldSet, name=name)
+    form = FitnessThresholdsForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Thresholds not changed: {form.errors.as_text()}")
+        return redirect(reverse("labelling:goldset_detail", args=[name]) + "#fitness-thresholds")
+    services.goldset_fitness_thresholds_set(gold_set=gold_set, **form.cleaned_data)
+    data = form.cleaned_data
+    messages.success(
         request,
-        "labelling/goldset_detail.html",
-        {"gold_set": gold_set, "versions": versions, "can_manage": can_manage, "publish_form": PublishForm()},
+        f"Fitness thresholds of {gold_set}: gate when catch's lower bound ≥ {data['catch_lower']:g} and false reject's "
+        f"upper bound ≤ {data['false_reject_upper']:g}; monitor when κ's lower bound ≥ {data['kappa_lower']:g}.",
     )
+    return redirect(reverse("labelling:goldset_detail", args=[name]) + "#fitness-thresholds")
 
 
 @require_POST
@@ -70,12 +123,12 @@ def goldset_publish(request, name):
     version = services.goldset_publish(
         gold_set=gold_set, user=request.user, note=form.cleaned_data["note"], resolve=resolve
     )
-    messages.success(
-        request, f"Published {version} under {resolve}: {version.items.count()} items, {version.left_out_summary}."
-    )
-    audit = audit_at_publish(version=version)
-    if audit is not None and audit.findings:
-        messages.warning(request, f"Audit of {version}: {audit_summary(findings=audit.findings)} (see Audit below).")
+    items = version.items.count()
+    messages.success(request, f"Published {version} under {resolve}: {items} items, {version.left_out_summary}.")
+    if items <= AUDIT_AT_PUBLISH_MAX_ITEMS:
+        # A task, not this request: the version page shows its progress, then its findings.
+        goldset_audit_request(version=version)
+        messages.info(request, f"Auditing {version} in the background: the Audit section below shows its progress.")
     return redirect("labelling:version_browse", name, version.number)
 
 
@@ -112,6 +165,7 @@ def agreement(request, name):
         "report": report,
         "disagreements": disagreements,
         "can_adjudicate": request.user.has_perm(MANAGE_GOLDSETS),
+        "adjudicators": users_holding(MANAGE_GOLDSETS),
         "form": AdjudicationForm(gold_set=gold_set),
         "versions": gold_set.versions.filter(is_frozen=True).order_by("-number"),
     }
@@ -146,16 +200,9 @@ def version_browse(request, name, number):
     version = frozen_version(name, number)
     sees_all = sees_every_label(request.user)
     labellers = selectors.version_labeller_names(version=version) if sees_all else []
-    form = BrowseForm(request.GET or None, labellers=labellers)
-    filters = selectors.BrowseFilters.from_query(form.cleaned_data if form.is_valid() else {})
-    if not sees_all:
-        # Metadata is not a label: a blind labeller may filter on it too.
-        filters = selectors.BrowseFilters(
-            search=filters.search, meta_key=filters.meta_key, meta_value=filters.meta_value
-        )
-    page = Paginator(selectors.version_item_list(version=version, filters=filters), BROWSE_PAGE_SIZE).get_page(
-        request.GET.get("page")
-    )
+    # Metadata is not a label: a blind labeller may filter on it and search, nothing else.
+    filters = selectors.version_item_filter(version=version, params=request.GET, labellers=labellers, sees_all=sees_all)
+    page = Paginator(selectors.version_item_list(filters=filters), BROWSE_PAGE_SIZE).get_page(request.GET.get("page"))
     ids = [item.query_id for item in page]
     revealed = revealed_query_ids(user=request.user, gold_set=version.gold_set, query_ids=ids)
     details = selectors.item_details_get(query_ids=sorted(revealed))
@@ -173,16 +220,26 @@ def version_browse(request, name, number):
     context = {
         "version": version,
         "gold_set": version.gold_set,
-        "form": form,
+        "form": filters.form,
         "page": page,
         "rows": rows,
         "sees_all": sees_all,
-        "filter_query": urlencode(filters.as_query()),
+        "filter_query": urlencode(filters.params()),
         # Unfiltered, the page's count is the version's: one COUNT over its items, not two.
-        "version_items": page.paginator.count if not filters.as_query() else version.items.count(),
+        "version_items": page.paginator.count if not filters.params() else version.items.count(),
         "metadata_keys": selectors.version_metadata_keys(version=version),
     }
     return render(request, "labelling/version_browse.html", context)
+
+
+@permission_required(MANAGE_GOLDSETS)
+def adjudication(request, pk):
+    """Show one item with every label and past adjudication, and the form to give its final label."""
+    query = get_object_or_404(Query.objects.select_related("gold_set", "warehouse"), pk=pk)
+    label_reveals_record(user=request.user, query_ids=[query.pk], shown_on="adjudication")
+    context = {"query": query, "form": AdjudicationForm(gold_set=query.gold_set)}
+    context.update(selectors.item_details_get(query_ids=[query.pk])[query.pk])
+    return render(request, "labelling/adjudication.html", context)
 
 
 @require_POST
@@ -206,7 +263,7 @@ def _field_title(form, field: str) -> str:
     return f"{form.fields[field].label or field.replace('_', ' ').capitalize()}: "
 
 
-@permission_required(MANAGE_GOLDSETS)
+@permission_required(MANAGE_GOLDSETS, refusal=import_refusal)
 def goldset_import(request):
     """Upload a JSONL/CSV gold set file; import it in one transaction and publish a version.
 
@@ -240,6 +297,8 @@ def goldset_import(request):
             if not request.htmx:
                 said = "Imported and published" if version.published_now else "Nothing changed; still current:"
                 messages.success(request, f"{said} {version}: {version.import_summary.describe()}")
+                for warning in version.import_summary.warnings():
+                    messages.warning(request, f"Warning: {warning}")
                 return redirect("labelling:version_browse", version.gold_set.name, version.number)
     template = "labelling/import.html#result" if request.htmx else "labelling/import.html"
     # htmx swaps only 2xx answers, so an import error travels as a 200 with the message.

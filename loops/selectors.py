@@ -6,7 +6,7 @@
   samples: from the calibration report (`judges.report`), for a judge ("name", "name:N")
   or an ensemble of them ("a+b", "a+b+c@majority"); its members' latencies add up.
 - Retry success rates, generator cost and latency: from recorded attempts of live requests
-  (triage's RequestAttempt) when there are any, else as entered.
+  (`loops.models.RequestAttempt`) when there are any, else as entered.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from loops.loop_model import (
     Measured,
     loop_inputs_dict,
 )
-from triage.models import RequestAttempt
+from loops.models import RequestAttempt
 
 MAX_CHECKERS = 4
 GENERATION_TIER = "cheap"

@@ -34,8 +34,9 @@ class LoopLabForm(forms.Form):
     ensemble = forms.CharField(required=False, label="Ensemble", help_text='e.g. "a+b" or "a+b+c@majority"')
     max_attempts = forms.IntegerField(min_value=1, max_value=20, initial=3)
     retry_success = forms.CharField(initial=",".join(str(v) for v in SEED_000_RETRY_SUCCESS), label="Retry success")
-    generation_cost = forms.FloatField(min_value=0, initial=0.0, label="Generator $/call")
-    generation_latency_ms = forms.FloatField(min_value=0, initial=0.0, label="Generator ms")
+    # Empty until entered: then the recorded attempts' figures, or the figures that need them say so.
+    generation_cost = forms.FloatField(min_value=0, required=False, label="Generator $/call")
+    generation_latency_ms = forms.FloatField(min_value=0, required=False, label="Generator ms")
     escalation_cost = forms.FloatField(min_value=0, required=False, label="Escalation $/call")
     escalation_accuracy = forms.FloatField(min_value=0, max_value=1, initial=SEED_000_ESCALATION_ACCURACY)
     escalation_latency_ms = forms.FloatField(min_value=0, initial=0.0, label="Escalation ms")
@@ -67,8 +68,8 @@ class LoopLabForm(forms.Form):
         return EnteredInputs(
             max_attempts=data["max_attempts"],
             retry_success=data["retry_success"],
-            generation_cost_usd=data["generation_cost"],
-            generation_latency_ms=data["generation_latency_ms"],
+            generation_cost_usd=data["generation_cost"] or 0.0,
+            generation_latency_ms=data["generation_latency_ms"] or 0.0,
             escalation_cost_usd=data.get("escalation_cost"),
             escalation_accuracy=data["escalation_accuracy"],
             escalation_latency_ms=data["escalation_latency_ms"],
@@ -89,18 +90,42 @@ def judge_labels_on(version) -> list[str]:
     return [f"{column.name}:{column.number}" for column in load_judge_columns(ids)]
 
 
-def figure_rows(report: dict) -> list[dict]:
-    """Lay the figures out as rows with one formatted cell per checker."""
+# The figures that need the generator's cost or latency, and what to enter for them.
+NEEDS_GENERATOR = {
+    "cost_per_accepted_usd": ("generation_cost", "enter Generator $/call"),
+    "latency_ms_p50": ("generation_latency_ms", "enter Generator ms"),
+    "latency_ms_p95": ("generation_latency_ms", "enter Generator ms"),
+    "latency_ms_p99": ("generation_latency_ms", "enter Generator ms"),
+}
+
+
+def unknown_figures(report: dict, cleaned: dict) -> dict[str, str]:
+    """{figure: what to enter} for figures resting on a generator input neither entered nor recorded."""
+    inputs = report["inputs"]
+    known = {
+        "generation_cost": cleaned.get("generation_cost") is not None or inputs["generation_cost_usd"],
+        "generation_latency_ms": cleaned.get("generation_latency_ms") is not None
+        or inputs["generation_latency_ms_p50"],
+    }
+    return {key: hint for key, (field, hint) in NEEDS_GENERATOR.items() if not known[field]}
+
+
+def figure_rows(report: dict, unknown: dict | None = None) -> list[dict]:
+    """Lay the figures out as rows with one formatted cell per checker ("–" and a hint where unknown)."""
     rows = []
+    unknown = unknown or {}
     for key in FIGURES:
         label, template = FIGURE_LABELS[key]
         cells = []
         for checker in report["checkers"]:
             entry = checker[key]
+            if key in unknown:
+                cells.append({"value": "–", "ci": None})
+                continue
             value = "–" if entry["value"] is None else template.format(entry["value"])
             ci = entry["ci95"]
             cells.append({"value": value, "ci": None if not ci else [template.format(ci[0]), template.format(ci[1])]})
-        rows.append({"key": key, "label": label, "cells": cells})
+        rows.append({"key": key, "label": label, "cells": cells, "hint": unknown.get(key, "")})
     return rows
 
 
@@ -116,7 +141,11 @@ def loop_lab(request):
     for name, field in LoopLabForm.base_fields.items():
         if field.initial is not None and name not in params:
             params[name] = str(field.initial)
-    form = LoopLabForm(params, versions=versions, judge_labels=judge_labels_on(chosen))
+    labels = judge_labels_on(chosen)
+    if "max_attempts" not in request.GET and "checker" not in params:
+        # Opened, not submitted: compare the judges measured on this version, not "no checker" alone.
+        params.setlist("checker", labels[: MAX_CHECKERS - 1])
+    form = LoopLabForm(params, versions=versions, judge_labels=labels)
     context = {"form": form, "version": chosen}
     if chosen is not None and form.is_valid():
         try:
@@ -128,7 +157,7 @@ def loop_lab(request):
         except ValueError as error:
             context["error"] = str(error)
         else:
-            context.update(report=report, rows=figure_rows(report))
+            context.update(report=report, rows=figure_rows(report, unknown_figures(report, form.cleaned_data)))
     return render(request, "loops/loop_lab.html", context)
 
 

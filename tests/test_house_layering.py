@@ -7,6 +7,9 @@ a test may import anything.
 """
 
 import ast
+import os
+import subprocess
+import sys
 
 from tests.test_house_rules import ROOT, python_modules, relative
 
@@ -80,6 +83,50 @@ def test_no_app_imports_the_loop_lab():
     )
     assert not importers, importers
     assert all("loops" not in allowed for app, allowed in MAY_IMPORT.items() if app != "loops")
+
+
+def simulator_modules():
+    return [path for path in python_modules() if path.relative_to(ROOT).parts[0] == "simulator"]
+
+
+def test_no_app_module_imports_the_simulator():
+    """The vendor simulator is a development and test tool: the product reaches it over HTTP only.
+
+    `make run` starts it as a process (`python -m simulator`, bin/run-local) and the tests on
+    a thread; no module of an app (tests aside) imports it.
+    """
+    importers = sorted(
+        relative(path)
+        for path, _app in product_modules()
+        if any(name.partition(".")[0] == "simulator" for name in imported_modules(path.read_text()))
+    )
+    assert not importers, importers
+
+
+def test_the_simulator_imports_nothing_of_docket():
+    """No app, no Django: what it needs from Docket is handed to it (a truth callable or file)."""
+    assert simulator_modules(), "the simulator package has moved: update this rule"
+    wrong = sorted(
+        f"{relative(path)} imports {name}"
+        for path in simulator_modules()
+        for name in imported_modules(path.read_text())
+        if name.partition(".")[0] in APPS | {"django", "rest_framework", "celery"}
+    )
+    assert not wrong, wrong
+
+
+def test_starting_the_simulator_loads_no_django():
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import simulator.__main__, sys; print(sorted(sys.modules))"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"},
+    ).stdout
+    modules = {name.strip("'") for name in loaded.strip("[]\n").split(", ")}
+    assert "aiohttp" in modules
+    assert not modules & (APPS | {"django"}), sorted(modules & (APPS | {"django"}))
 
 
 def test_the_layering_check_sees_an_upward_import():

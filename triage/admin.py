@@ -77,7 +77,6 @@ class TriagePolicyAdmin(admin.ModelAdmin):
 
     form = TriagePolicyForm
     list_display = ["version", "flag_rule", "k", "run_verifier", "run_fanout_detector", "audit_share", "sla_minutes"]
-    filter_horizontal = ["judge_versions"]
     readonly_fields = ["version", "created_by", "created_at", "live_judges_fitness"]
 
     @admin.display(description="Live judges' fitness")

@@ -1,22 +1,21 @@
-"""Recorded generation attempts of live requests: validation, storage, import, and replay input.
+"""Recorded generation attempts of live requests: their validation, and the hand-over to the loop lab's store.
 
 A client may send, with each live query, the attempts its generation loop made: tier,
 failure class (seed 001; none when the attempt passed), tokens or cost, latency. The
-ingestion API and the loop lab's `import_attempts` store them as `RequestAttempt` rows; the
-loop lab (`loops/`, which triage does not import) reads them back as replay records.
+ingestion API validates them here and hands them to the store the loop lab registered
+(`loops/attempts.py`, which keeps them as `loops.models.RequestAttempt` rows and reads them
+back as replay records; triage does not import loops).
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
 from decimal import Decimal
 
-from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.core.exceptions import ImproperlyConfigured, ValidationError
 from rest_framework import serializers
 
 from triage import attempt_format
-from triage.models import LiveQuery, RequestAttempt
 
 MAX_ATTEMPTS_PER_REQUEST = 50
 
@@ -71,68 +70,30 @@ def numbered(attempts: list[dict]) -> list[dict]:
     return result
 
 
-def request_attempt_rows(live_query_id: int, attempts: list[dict]) -> list[RequestAttempt]:
-    return [
-        RequestAttempt(
-            live_query_id=live_query_id,
-            position=position,
-            tier=entry["tier"],
-            attempt=entry["attempt"],
-            failure_class=entry.get("failure_class") or "",
-            tokens=entry.get("tokens"),
-            cost_usd=entry.get("cost_usd"),
-            latency_ms=entry.get("latency_ms"),
-        )
-        for position, entry in enumerate(attempts, start=1)
-    ]
+# The store the loop lab registers at start-up (`loops/apps.py`): triage validates attempts,
+# the app above it keeps them. Triage cannot import loops, so it calls what was registered.
+_attempts_store: Callable[[list[tuple[int, list[dict]]]], int] | None = None
+
+
+def request_attempts_store_register(store: Callable[[list[tuple[int, list[dict]]]], int]) -> None:
+    """Name the function that stores [(live query id, numbered attempts)] (the last registration wins)."""
+    global _attempts_store
+    _attempts_store = store
 
 
 def request_attempts_store(*, rows: list[dict], ingested) -> int:
     """Store the attempts posted with ingested queries (idempotent: a re-post adds nothing twice).
 
     `rows` are the validated API rows, `ingested` the ingest service's result in the same
-    order. Returns how many attempt rows were offered to the database.
+    order. The registered store runs here, in the caller's thread and transaction, and a
+    missing one fails loudly rather than drop the attempts. Returns how many attempt rows
+    were offered to the database.
     """
-    objects = []
-    for row, entry in zip(rows, ingested, strict=True):
-        if row.get("attempts"):
-            objects += request_attempt_rows(entry.live.pk, row["attempts"])
-    if objects:
-        RequestAttempt.objects.bulk_create(objects, ignore_conflicts=True)
-    return len(objects)
-
-
-@transaction.atomic
-def request_attempts_import(*, lines) -> dict:
-    """Import a JSONL attempts file onto stored live queries (request_id = the query's external id).
-
-    Every line is validated and every request id resolved before anything is stored; a bad
-    line or an unknown request raises ValidationError and stores nothing. Re-importing the
-    same file adds nothing. Returns {"requests": n, "attempts": m}.
-    """
-    by_request: dict[str, list[dict]] = {}
-    for number, row in attempt_format.numbered_json_lines(lines, ValidationError):
-        if not isinstance(row, dict):
-            raise ValidationError(f"line {number}: expected a JSON object")
-        request_id = row.get("request_id")
-        if not isinstance(request_id, str | int) or isinstance(request_id, bool) or request_id == "":
-            raise ValidationError(f"line {number}: request_id must be a non-empty string")
-        serializer = AttemptInSerializer(data={k: v for k, v in row.items() if k != "request_id"})
-        if not serializer.is_valid():
-            raise ValidationError(f"line {number}: {json.dumps(serializer.errors)}")
-        by_request.setdefault(str(request_id), []).append(dict(serializer.validated_data))
-    lives = dict(
-        LiveQuery.objects.filter(query__external_id__in=list(by_request)).values_list("query__external_id", "pk")
-    )
-    unknown = sorted(set(by_request) - set(lives))
-    if unknown:
-        shown = ", ".join(repr(u) for u in unknown[:10])
-        raise ValidationError(f"{len(unknown)} request id(s) match no live query: {shown}; nothing was imported")
-    objects = []
-    for request_id, attempts in by_request.items():
-        try:
-            objects += request_attempt_rows(lives[request_id], numbered(attempts))
-        except ValidationError as error:
-            raise ValidationError(f"request {request_id!r}: {error.messages[0]}") from None
-    RequestAttempt.objects.bulk_create(objects, ignore_conflicts=True)
-    return {"requests": len(by_request), "attempts": len(objects)}
+    batches = [
+        (entry.live.pk, row["attempts"]) for row, entry in zip(rows, ingested, strict=True) if row.get("attempts")
+    ]
+    if not batches:
+        return 0
+    if _attempts_store is None:
+        raise ImproperlyConfigured("no store for recorded attempts is registered: is `loops` in INSTALLED_APPS?")
+    return _attempts_store(batches)

@@ -108,21 +108,45 @@ def stratified_error_rate(
     """
     flagged_wrong = np.asarray(flagged_wrong, dtype=bool)
     audit_wrong = np.asarray(audit_wrong, dtype=bool)
+    return stratified_error_rate_of_counts(
+        flagged_total=flagged_total,
+        unflagged_total=unflagged_total,
+        flagged_labelled=flagged_wrong.size,
+        flagged_wrong=int(flagged_wrong.sum()),
+        audit_labelled=audit_wrong.size,
+        audit_wrong=int(audit_wrong.sum()),
+        draws=draws,
+        seed=seed,
+    )
+
+
+def stratified_error_rate_of_counts(
+    *,
+    flagged_total: int,
+    unflagged_total: int,
+    flagged_labelled: int,
+    flagged_wrong: int,
+    audit_labelled: int,
+    audit_wrong: int,
+    draws: int = 2000,
+    seed: int = 0,
+) -> Interval:
+    """`stratified_error_rate` on counts: labelled and wrong queries per stratum (the monitor's grouped rows)."""
     total = flagged_total + unflagged_total
     if total == 0:
         return Interval(None, None, None)
-    if (flagged_total and not flagged_wrong.size) or (unflagged_total and not audit_wrong.size):
+    if (flagged_total and not flagged_labelled) or (unflagged_total and not audit_labelled):
         return Interval(None, None, None)
     share_flagged = flagged_total / total
 
     def combine(f_rate, u_rate):
         return share_flagged * f_rate + (1 - share_flagged) * u_rate
 
-    f_point = flagged_wrong.mean() if flagged_wrong.size else 0.0
-    u_point = audit_wrong.mean() if audit_wrong.size else 0.0
+    f_point = flagged_wrong / flagged_labelled if flagged_labelled else 0.0
+    u_point = audit_wrong / audit_labelled if audit_labelled else 0.0
     rng = np.random.default_rng(seed)
-    f_draws = rng.binomial(flagged_wrong.size, f_point, draws) / max(flagged_wrong.size, 1)
-    u_draws = rng.binomial(audit_wrong.size, u_point, draws) / max(audit_wrong.size, 1)
+    f_draws = rng.binomial(flagged_labelled, f_point, draws) / max(flagged_labelled, 1)
+    u_draws = rng.binomial(audit_labelled, u_point, draws) / max(audit_labelled, 1)
     low, high = percentile(combine(f_draws, u_draws), [2.5, 97.5])
     return Interval(float(combine(f_point, u_point)), low, high)
 
@@ -138,20 +162,21 @@ class LiveRates:
     effective_correct: float
 
 
-def live_rates(*, rejected: np.ndarray, wrong: np.ndarray, weights: np.ndarray) -> LiveRates:
+def live_rates(*, rejected: np.ndarray, wrong: np.ndarray, weights: np.ndarray, counts=None) -> LiveRates:
     """Measure a judge's live catch and false-reject rates with `judges.metrics.rates`, weighted.
 
     `rejected[i]`: the judge rejected labelled live query i (one verdict: its reject
     probability is 0 or 1); `wrong[i]`: its label says wrong; `weights[i]`: 1 / P(a query of
     its stratum got a label). Weighted means with Wilson intervals on the effective
-    number of labels — with every weight 1, exactly the report's figures.
+    number of labels — with every weight 1, exactly the report's figures. `counts[i]`, when
+    given, is how many labelled queries row i stands for (rows grouped by the database).
     """
     rejected = np.asarray(rejected, dtype=bool)
-    figures = metrics.rates(rejected.astype(float), np.asarray(wrong, dtype=bool), weights=weights)
+    figures = metrics.rates(rejected.astype(float), np.asarray(wrong, dtype=bool), weights=weights, counts=counts)
     return LiveRates(
         catch=interval_of(figures["catch_rate"], figures["catch_rate_ci95"]),
         false_reject=interval_of(figures["false_reject_rate"], figures["false_reject_rate_ci95"]),
-        labelled=int(rejected.size),
+        labelled=int(rejected.size if counts is None else np.asarray(counts).sum()),
         effective_wrong=figures["effective_wrong"],
         effective_correct=figures["effective_correct"],
     )

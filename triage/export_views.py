@@ -11,6 +11,7 @@ from django.http import Http404
 from config.exports import json_records_response, records_csv_response
 from config.roles import VIEW_TRIAGE, permission_required
 from triage import selectors
+from triage.filters import ResolvedFilter
 
 QUEUE_COLUMNS = [
     "id",
@@ -60,7 +61,6 @@ def _respond(stem: str, fmt: str, columns: list[str], records: Iterable[dict]):
 @permission_required(VIEW_TRIAGE)
 def queue_export(request, fmt: str):
     """Download the whole claimable queue in its order, with the page's filters."""
-    filters = selectors.QueueFilters.from_query_dict(request.GET)
     records = (
         {
             **_common(item),
@@ -73,14 +73,15 @@ def queue_export(request, fmt: str):
             "created_at": item.created_at.isoformat(),
             "sla_breached": item.sla_breached,
         }
-        for item in selectors.queue_items(filters=filters)
+        for item in selectors.queue_items(params=request.GET)
     )
     return _respond("triage-queue", fmt, QUEUE_COLUMNS, records)
 
 
 @permission_required(VIEW_TRIAGE)
 def resolved_export(request, fmt: str):
-    """Download every resolved item, newest first (the resolved page lists the latest 200)."""
+    """Download every resolved item the page's filters keep, newest first (the page lists the latest 200)."""
+    filtered = ResolvedFilter(request.GET, queryset=selectors.resolved_queryset())
     records = (
         {
             **_common(item),
@@ -91,6 +92,6 @@ def resolved_export(request, fmt: str):
             "resolved_at": item.resolved_at.isoformat() if item.resolved_at else None,
             "time_spent_s": item.time_spent_s,
         }
-        for item in selectors.resolved_items_all()
+        for item in selectors.resolved_items_all(queryset=filtered.qs)
     )
     return _respond("triage-resolved", fmt, RESOLVED_COLUMNS, records)

@@ -5,7 +5,7 @@ from django import forms
 from labelling.forms import label_rule_errors
 from labelling.taxonomy import class_choices
 from triage.models import TOKEN_SCOPES, ApiToken, Resolution, TriagePolicy
-from triage.policy import POLICY_FIELDS, replay_judges_refusal
+from triage.policy import POLICY_FIELDS, live_judges_refusal
 from triage.queue import RESOLUTION_TO_LABEL
 
 
@@ -71,14 +71,17 @@ class ApiTokenForm(forms.ModelForm):
 class TriagePolicyForm(forms.ModelForm):
     """The admin's form for the next policy version; refuses what the pipeline could never run.
 
-    A k-of-n rule its judges could never reach is refused on the k field, a replay judge on the
-    judges field.
+    A k-of-n rule its judges could never reach is refused on the k field, a judge that cannot
+    judge live traffic (`triage/policy.py` `live_judges_refusal`) on the judges field.
     """
 
     class Meta:
         model = TriagePolicy
         fields = ["judge_versions", *POLICY_FIELDS, "note"]
         help_texts = {"note": "Why this version: saving publishes a new one, so this starts empty."}
+        # Checkboxes, not the admin's two-box selector: a policy has a few judges, and that
+        # selector's icons carry an aria-label axe refuses (aria-prohibited-attr, serious).
+        widgets = {"judge_versions": forms.CheckboxSelectMultiple}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -94,6 +97,6 @@ class TriagePolicyForm(forms.ModelForm):
 
     def clean_judge_versions(self):
         versions = self.cleaned_data["judge_versions"]
-        if problem := replay_judges_refusal(versions):
+        if problem := live_judges_refusal(versions):
             raise forms.ValidationError(problem)
         return versions

@@ -16,18 +16,22 @@
   `ppi_py.ppi_mean_ci` with lam = 1), and the normal interval θ ± z·se.
 
 Each is `{"estimate", "ci95", "n_labelled", "n_unlabelled"}`, or None with a reason
-(`live_error_rate_reasons`). `ppi_mean_interval` is pure; `ppi_sample_load` reads the window.
+(`live_error_rate_reasons`). `ppi_mean_interval` is pure (the definition, on arrays);
+`ppi_mean_interval_of_counts` computes it from the window's counts (`triage.live_counts`
+`ppi_counts_load`), so no live query is held one by one.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 
 from judges.metrics import Z95
-from labelling.models import Label, LabelDecision
-from triage.models import AuditScope, IngestStatus, LiveQuery
+from labelling.models import LabelDecision
+from triage.live_counts import ppi_counts_load
+from triage.models import AuditScope
 
 
 def ppi_mean_interval(
@@ -58,35 +62,29 @@ def interval_entry(estimate, low, high, n_labelled: int, n_unlabelled: int) -> d
     }
 
 
-def ppi_sample_load(*, since) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return (labels, predictions of the labelled, predictions of the unlabelled) of the live window.
+def ppi_mean_interval_of_counts(counts: dict[tuple[bool, str], int], z: float = Z95):
+    """`ppi_mean_interval` on the window's counts {(flagged, audit label or ""): live queries}.
 
-    A live query is labelled when its audit copy has a current correct/wrong label (the latest
-    one); its prediction is the policy's flag (1 flagged, 0 accepted).
+    Labelled = an audit label (Y: wrong = 1), prediction f = the flag; the means and
+    population variances of f on the unlabelled and of Y − f on the labelled are moments of
+    at most four values, so they are computed from the counts. None without labelled or
+    unlabelled queries.
     """
-    live = LiveQuery.objects.filter(status__in=[IngestStatus.FLAGGED, IngestStatus.PASSED])
-    if since is not None:
-        live = live.filter(created_at__gte=since)
-    rows = list(live.values_list("status", "audit_query_id"))
-    audited = [audit for _, audit in rows if audit]
-    decisions = {}
-    for query_id, decision in (
-        Label.objects.filter(
-            query_id__in=audited, is_current=True, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
-        )
-        .order_by("created_at")
-        .values_list("query_id", "decision")
-    ):
-        decisions[query_id] = decision
-    labels, labelled, unlabelled = [], [], []
-    for status, audit in rows:
-        flag = 1.0 if status == IngestStatus.FLAGGED else 0.0
-        if audit in decisions:
-            labels.append(1.0 if decisions[audit] == LabelDecision.WRONG else 0.0)
-            labelled.append(flag)
-        else:
-            unlabelled.append(flag)
-    return np.array(labels), np.array(labelled), np.array(unlabelled)
+    unlabelled = {flag: n for (flag, label), n in counts.items() if label == "" and n}
+    rectifier = Counter()
+    for (flag, label), n in counts.items():
+        if label and n:
+            rectifier[(1.0 if label == LabelDecision.WRONG else 0.0) - (1.0 if flag else 0.0)] += n
+    big_n, n = sum(unlabelled.values()), sum(rectifier.values())
+    if n == 0 or big_n == 0:
+        return None
+    f_mean = unlabelled.get(True, 0) / big_n
+    f_var = sum(count * ((1.0 if flag else 0.0) - f_mean) ** 2 for flag, count in unlabelled.items()) / big_n
+    r_mean = sum(value * count for value, count in rectifier.items()) / n
+    r_var = sum(count * (value - r_mean) ** 2 for value, count in rectifier.items()) / n
+    estimate = f_mean + r_mean
+    se = math.sqrt(f_var / big_n + r_var / n)
+    return estimate, estimate - z * se, estimate + z * se, n, big_n
 
 
 def live_error_rate_build(*, policy, since, corrected, calibration_items: int, judged: int, audit, sample) -> dict:
@@ -102,7 +100,7 @@ def live_error_rate_build(*, policy, since, corrected, calibration_items: int, j
             "no calibration run, no live verdicts, or a judge no better than chance (catch rate not above "
             "its false-reject rate)"
         )
-    labelled = int(sample.flagged_wrong.size + sample.audit_wrong.size)
+    labelled = sample.labelled(True) + sample.labelled(False)
     total = sample.flagged_total + sample.unflagged_total
     stratified = interval_entry(audit.estimate, audit.low, audit.high, labelled, total - labelled)
     if stratified is None:
@@ -114,12 +112,11 @@ def live_error_rate_build(*, policy, since, corrected, calibration_items: int, j
             "traffic (set the policy's audit_scope to all)"
         )
     else:
-        labels, predicted_labelled, predicted_unlabelled = ppi_sample_load(since=since)
-        found = ppi_mean_interval(labels, predicted_labelled, predicted_unlabelled)
+        found = ppi_mean_interval_of_counts(ppi_counts_load(since=since))
         if found is None:
             reasons["ppi"] = "no audited live query has a label yet, or every live query is audited"
         else:
-            ppi = interval_entry(*found, labels.size, predicted_unlabelled.size)
+            ppi = interval_entry(*found)
     return {
         "live_error_rate": {"rogan_gladen": rogan_gladen, "stratified": stratified, "ppi": ppi},
         "live_error_rate_reasons": reasons,

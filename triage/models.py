@@ -16,6 +16,7 @@ from judges.metrics import k_of_n_problem
 
 # Defined beside their code; imported here so Django loads them as the triage app's models.
 from triage.alert_models import Alert, AlertDelivery, AlertRecipient, Webhook  # noqa: F401
+from triage.monitor_models import MonitorPass  # noqa: F401
 from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping  # noqa: F401
 from triage.token_models import TOKEN_SCOPES, ApiToken, validate_scopes  # noqa: F401
 
@@ -323,48 +324,3 @@ class AttemptFailureClass(models.TextChoices):
     EMPTY_RESULT = "empty_result"
     TIMEOUT = "timeout"
     TRANSPORT = "transport"
-
-
-class RequestAttempt(models.Model):
-    """One generation attempt a live request made before its SQL was posted (the loop lab's record).
-
-    A request's attempts are ordered by `position`; `attempt` counts from 1 within a tier,
-    as the replay file does. Tokens or cost (or both) say what the attempt spent.
-    """
-
-    live_query = models.ForeignKey(LiveQuery, on_delete=models.CASCADE, related_name="attempts")
-    position = models.PositiveSmallIntegerField()
-    tier = models.SlugField(max_length=32)
-    attempt = models.PositiveSmallIntegerField()
-    failure_class = models.CharField(max_length=16, choices=AttemptFailureClass.choices, blank=True)
-    tokens = models.PositiveIntegerField(null=True, blank=True)
-    cost_usd = models.DecimalField(max_digits=12, decimal_places=8, null=True, blank=True)
-    latency_ms = models.FloatField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["live_query", "position"]
-        constraints = [
-            # Re-posting or re-importing a request must not record its attempts twice.
-            models.UniqueConstraint(fields=["live_query", "position"], name="triage_requestattempt_one_per_position"),
-            models.UniqueConstraint(
-                fields=["live_query", "tier", "attempt"], name="triage_requestattempt_one_per_tier_attempt"
-            ),
-            models.CheckConstraint(
-                condition=Q(position__gte=1) & Q(attempt__gte=1), name="triage_requestattempt_counts_from_one"
-            ),
-            models.CheckConstraint(
-                condition=Q(latency_ms__isnull=True) | Q(latency_ms__gte=0),
-                name="triage_requestattempt_latency_not_negative",
-            ),
-            models.CheckConstraint(
-                condition=Q(cost_usd__isnull=True) | Q(cost_usd__gte=0), name="triage_requestattempt_cost_not_negative"
-            ),
-        ]
-        indexes = [
-            # `replay_policy --live SINCE` and the triage dashboard read the last days' attempts.
-            models.Index(fields=["created_at"], name="triage_requestattempt_created"),
-        ]
-
-    def __str__(self):
-        return f"{self.live_query_id} #{self.position} {self.tier}/{self.attempt} {self.failure_class or 'passed'}"

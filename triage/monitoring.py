@@ -8,7 +8,8 @@ definitions as the dashboard): on the gold-set version of its latest completed c
 run, over every completed run on that version (`CALIBRATION_RULE`, stated on the triage
 dashboard). Its live rates are the same function, `judges.metrics.rates`, over the labelled
 live queries weighted by 1 / P(labelled), with the same Wilson interval (on the
-effective n), so the drift monitor compares like with like.
+effective n), so the drift monitor compares like with like. The live window is read as
+counts grouped by the database (`triage.live_counts`), never one row per live query.
 """
 
 from collections import Counter
@@ -18,16 +19,16 @@ import numpy as np
 from django.db.models import Count, Max
 
 from judges import metrics
-from judges.calibration_data import load_calibration
+from judges.calibration_cache import calibration_cached
 from judges.models import CalibrationRun, Decision, Verdict
 from judges.report import judge_entry
 from judges.run_selection import judge_calibration_runs_get
-from labelling.models import Label
 from triage import estimates
 from triage.alerts import alert_raise, alerts_resolve
+from triage.live_counts import LiveSample, live_sample_load
 from triage.live_error_rate import live_error_rate_build
 from triage.live_fitness import live_fitness
-from triage.models import Alert, EstimateSnapshot, IngestStatus, LiveQuery
+from triage.models import Alert, EstimateSnapshot
 from triage.policy import policy_current
 
 CALIBRATION_RULE = (
@@ -57,7 +58,8 @@ def calibration_for_live_judge(judge_version) -> Calibration | None:
     version, run_ids = judge_calibration_runs_get(judge_version=judge_version)
     if version is None:
         return None
-    data = load_calibration(gold_set_version=version)
+    # The dashboard's default selection, loaded once for every live judge calibrated on it (judges.calibration_cache).
+    data = calibration_cached(gold_set_version=version)
     column = next((i for i, judge in enumerate(data.judges) if judge.id == judge_version.pk), None)
     if column is None:
         return None
@@ -89,78 +91,6 @@ def calibration_for_live_judge(judge_version) -> Calibration | None:
     )
 
 
-@dataclass(frozen=True)
-class LiveSample:
-    judged: int
-    flagged_by_judge: int
-    flagged_total: int
-    unflagged_total: int
-    # One entry per live query the judge answered: did it reject (the live flag rate's items).
-    answered_rejects: np.ndarray
-    # One row per labelled live query the judge answered.
-    rejected: np.ndarray
-    wrong: np.ndarray
-    in_flagged_stratum: np.ndarray
-    flagged_share_labelled: float
-    audit_share_labelled: float
-    # Labels regardless of this judge, for the audit estimate.
-    flagged_wrong: np.ndarray
-    audit_wrong: np.ndarray
-    models: Counter
-
-
-def _current_label_decisions(query_ids) -> dict[int, str]:
-    """Return each query's latest current correct/wrong label (unsure labels say nothing)."""
-    decisions = {}
-    for query_id, decision in (
-        Label.objects.filter(query_id__in=query_ids, is_current=True, decision__in=["correct", "wrong"])
-        .order_by("created_at")
-        .values_list("query_id", "decision")
-    ):
-        decisions[query_id] = decision
-    return decisions
-
-
-def live_sample_load(*, judge_version, since) -> LiveSample:
-    """Load live verdicts and the labels that arrived for live queries since `since`."""
-    live = LiveQuery.objects.filter(status__in=[IngestStatus.FLAGGED, IngestStatus.PASSED])
-    if since is not None:
-        live = live.filter(created_at__gte=since)
-    rows = list(live.values_list("pk", "status", "audit_query_id"))
-    flagged_ids = [pk for pk, status, _ in rows if status == IngestStatus.FLAGGED]
-    passed = [(pk, audit) for pk, status, audit in rows if status == IngestStatus.PASSED]
-    triage_labels = _current_label_decisions(flagged_ids)
-    audit_by_live = {pk: audit for pk, audit in passed if audit}
-    audit_labels_raw = _current_label_decisions(list(audit_by_live.values()))
-    audit_labels = {pk: audit_labels_raw[a] for pk, a in audit_by_live.items() if a in audit_labels_raw}
-    verdicts = {
-        query_id: (decision, model)
-        for query_id, decision, model in Verdict.objects.filter(
-            judge_version=judge_version, run__isnull=True, query_id__in=[r[0] for r in rows]
-        ).values_list("query_id", "decision", "model_reported")
-    }
-    answered = {q: d for q, (d, _) in verdicts.items() if d in (Decision.ACCEPT, Decision.REJECT)}
-    labelled = [(q, triage_labels[q], True) for q in flagged_ids if q in triage_labels] + [
-        (q, audit_labels[q], False) for q, _ in passed if q in audit_labels
-    ]
-    labelled = [(q, label, stratum) for q, label, stratum in labelled if q in answered]
-    return LiveSample(
-        judged=len(answered),
-        flagged_by_judge=sum(1 for d in answered.values() if d == Decision.REJECT),
-        flagged_total=len(flagged_ids),
-        unflagged_total=len(passed),
-        answered_rejects=np.array([d == Decision.REJECT for d in answered.values()], dtype=bool),
-        rejected=np.array([answered[q] == Decision.REJECT for q, _, _ in labelled], dtype=bool),
-        wrong=np.array([label == "wrong" for _, label, _ in labelled], dtype=bool),
-        in_flagged_stratum=np.array([stratum for _, _, stratum in labelled], dtype=bool),
-        flagged_share_labelled=len(triage_labels) / len(flagged_ids) if flagged_ids else 0.0,
-        audit_share_labelled=len(audit_labels) / len(passed) if passed else 0.0,
-        flagged_wrong=np.array([d == "wrong" for d in triage_labels.values()], dtype=bool),
-        audit_wrong=np.array([d == "wrong" for d in audit_labels.values()], dtype=bool),
-        models=Counter(m for _, (_, m) in verdicts.items() if m),
-    )
-
-
 def drift_alert(*, kind: str, judge_version, message: str, details: dict, found: bool, cause: str = ""):
     """Raise a judge's alert of this kind when `found`, else resolve it (the drift went away)."""
     prefix = f"{kind}:judge_version:{judge_version.pk}"
@@ -176,19 +106,17 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
     calibration = calibration_for_live_judge(judge_version)
     since = calibration.calibrated_at if calibration else None
     sample = live_sample_load(judge_version=judge_version, since=since)
-    weights = estimates.inverse_probability_weights(
-        flagged=sample.in_flagged_stratum,
-        flagged_share_labelled=sample.flagged_share_labelled,
-        audit_share=sample.audit_share_labelled,
-    )
-    rates = estimates.live_rates(rejected=sample.rejected, wrong=sample.wrong, weights=weights)
+    rates = sample_live_rates(sample)
     # The live flag rate: the same definition over every live query the judge answered (no label needed).
-    flag_rate = metrics.rates(sample.answered_rejects.astype(float), np.zeros(sample.answered_rejects.size, bool))
-    audit = estimates.stratified_error_rate(
+    answered = [sample.flagged_by_judge, sample.judged - sample.flagged_by_judge]  # rejects, accepts
+    flag_rate = metrics.rates(np.array([1.0, 0.0]), np.zeros(2, bool), weights=np.ones(2), counts=answered)
+    audit = estimates.stratified_error_rate_of_counts(
         flagged_total=sample.flagged_total,
         unflagged_total=sample.unflagged_total,
-        flagged_wrong=sample.flagged_wrong,
-        audit_wrong=sample.audit_wrong,
+        flagged_labelled=sample.labelled(True),
+        flagged_wrong=sample.labelled_wrong(True),
+        audit_labelled=sample.labelled(False),
+        audit_wrong=sample.labelled_wrong(False),
     )
     corrected = estimates.Interval(None, None, None)
     alerts = []
@@ -278,13 +206,37 @@ def judge_monitor(*, judge_version, policy) -> tuple[EstimateSnapshot, list[Aler
     return snapshot, [a for a in alerts if a is not None]
 
 
-def live_judges_monitor() -> list[tuple[EstimateSnapshot, list[Alert]]]:
-    """Monitor every judge of the policy in force for drift (the hourly part of `monitor_judges`)."""
+def sample_live_rates(sample: LiveSample) -> estimates.LiveRates:
+    """The judge's live rates on its labelled, answered queries, weighted by 1 / P(labelled), from grouped rows."""
+    cells = sample.answered_labelled()
+    weights = estimates.inverse_probability_weights(
+        flagged=np.array([cell.flagged for cell in cells], dtype=bool),
+        flagged_share_labelled=sample.flagged_share_labelled,
+        audit_share=sample.audit_share_labelled,
+    )
+    return estimates.live_rates(
+        rejected=np.array([cell.decision == Decision.REJECT for cell in cells], dtype=bool),
+        wrong=np.array([cell.label == "wrong" for cell in cells], dtype=bool),
+        weights=weights,
+        counts=np.array([cell.count for cell in cells], dtype=np.int64),
+    )
+
+
+def live_judges_monitor(progress=None) -> list[tuple[EstimateSnapshot, list[Alert]]]:
+    """Monitor every judge of the policy in force for drift (the hourly part of `monitor_judges`).
+
+    `progress(done, total)`, if given, is told after each judge (the dashboard's "Compute it now").
+    """
     policy = policy_current()
     if policy is None:
         return []
-    versions = policy.judge_versions.select_related("judge").order_by("pk")
-    return [judge_monitor(judge_version=version, policy=policy) for version in versions]
+    versions = list(policy.judge_versions.select_related("judge").order_by("pk"))
+    results = []
+    for version in versions:
+        results.append(judge_monitor(judge_version=version, policy=policy))
+        if progress:
+            progress(len(results), len(versions))
+    return results
 
 
 def policy_judges_fitness(policy) -> list[tuple[object, dict | None]]:

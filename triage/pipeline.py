@@ -22,10 +22,10 @@ from judges.models import Verdict
 from judges.services import judge_live_query
 from labelling.models import QuerySource
 from labelling.services import query_create
-from probes.execution import run_readonly
 from probes.fanout import JoinFanoutHypothesis, check_fanout, detect_fanout
 from probes.fingerprint import sql_fingerprint
 from probes.outcome import INTERNAL, Outcome
+from probes.preview import result_preview_run
 from probes.selectors import catalogue_get_latest
 from probes.verifier import verify
 from triage.claims import live_query_attempt_failed, live_query_claim
@@ -177,9 +177,9 @@ def probes_run(*, live, query, verdicts, catalogue, policy) -> list[ProbeFinding
 
 
 def result_preview(*, query, row_cap: int = 20) -> dict:
-    """Run the query read-only for the analyst's preview; a refusal or error is shown as such."""
+    """Run the query read-only for the analyst's preview (`probes/preview.py`); a refusal or error is shown as such."""
     try:
-        result = run_readonly(warehouse=query.warehouse, sql=query.sql, row_cap=row_cap)
+        result = result_preview_run(warehouse=query.warehouse, sql=query.sql, rows=row_cap).result
     except Exception as exc:  # noqa: BLE001 - the preview is a convenience, never a blocker
         return {"error": f"{type(exc).__name__}: {exc}"}
     return {

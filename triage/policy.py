@@ -4,7 +4,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from judges.models import Backend
+from judges.backends import live_judging_problem
 from triage.models import TriagePolicy
 
 POLICY_FIELDS = (
@@ -30,14 +30,15 @@ def policy_current() -> TriagePolicy | None:
 def policy_publish(*, changes: dict, judge_versions=None, created_by=None, note: str = "") -> TriagePolicy:
     """Publish a new policy version: the current one with `changes` applied.
 
-    Raises ValidationError (on `k`) for a k-of-n rule with k above its number of judges.
+    Raises ValidationError (on `k`) for a k-of-n rule with k above its number of judges, and (on
+    `judge_versions`) for a judge that cannot judge live traffic.
     """
     base = policy_current()
     values = {field: getattr(base, field) for field in POLICY_FIELDS} if base else {}
     values.update(changes)
     if judge_versions is None and base is not None:
         judge_versions = list(base.judge_versions.all())
-    if problem := replay_judges_refusal(judge_versions or []):
+    if problem := live_judges_refusal(judge_versions or [], this_environment=False):
         raise ValidationError({"judge_versions": problem})
     number = (TriagePolicy.objects.aggregate(m=Max("version"))["m"] or 0) + 1
     judge_versions = list(judge_versions or [])
@@ -49,13 +50,17 @@ def policy_publish(*, changes: dict, judge_versions=None, created_by=None, note:
     return policy
 
 
-def replay_judges_refusal(judge_versions) -> str:
-    """Say why a triage policy cannot have these judge versions: replay judges ("" when none).
+def live_judges_refusal(judge_versions, *, this_environment: bool = True) -> list[str]:
+    """Say, one line per judge version, why a triage policy cannot have it (empty when all can judge live).
 
-    A replay judge only holds verdicts imported from elsewhere; on a live query it has
-    nothing to answer, so every live query would fail on it.
+    A policy's judges judge every live query; one that cannot (`judges.backends.live_judging_problem`:
+    a replay judge, a ladder without a rung, and here a refused config or a vendor key not set)
+    would answer every query with an error, and a k-of-n or majority rule over it would flag less.
+    The admin's form checks all of it; `policy_publish` (commands, the demo, tests) what holds
+    in any environment.
     """
-    replayed = sorted(str(version) for version in judge_versions if version.backend == Backend.REPLAY)
-    if not replayed:
-        return ""
-    return f"a replay judge holds imported verdicts only and cannot judge live queries: {', '.join(replayed)}"
+    return [
+        f"{version} cannot judge live traffic: {problem}."
+        for version in judge_versions
+        if (problem := live_judging_problem(version, this_environment=this_environment))
+    ]

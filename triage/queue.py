@@ -18,6 +18,21 @@ from triage.policy import policy_current
 CLAIM_CANDIDATES = 50
 DEFAULT_CLAIM_TIMEOUT = timedelta(minutes=15)
 
+# The queue's one order, for the claim and the page alike, and how the page says it: each
+# field with the words that explain it, so the sentence cannot drift from the order.
+QUEUE_ORDER = ("-probe_confirmed", "-judges_agreeing", "created_at")
+QUEUE_ORDER_WORDS = {
+    "-probe_confirmed": "items a probe confirmed first",
+    "-judges_agreeing": "then those more judges flagged",
+    "created_at": "then the oldest",
+}
+
+
+def queue_order_sentence() -> str:
+    """Say, in one line, how the queue is ordered (the order `n` claims in)."""
+    return "Ordered: " + ", ".join(QUEUE_ORDER_WORDS[field] for field in QUEUE_ORDER) + "."
+
+
 RESOLUTION_TO_LABEL = {
     Resolution.CONFIRMED_WRONG: "wrong",
     Resolution.FALSE_ALARM: "correct",
@@ -54,7 +69,7 @@ def triage_item_claim_next(*, analyst, queryset=None) -> TriageItem | None:
         return held
     expires = now + claim_timeout(policy=policy_current())
     base = (queryset if queryset is not None else TriageItem.objects.all()).filter(claimable_q(now))
-    base = base.order_by("-probe_confirmed", "-judges_agreeing", "created_at")
+    base = base.order_by(*QUEUE_ORDER)
     for candidate_id in base.values_list("pk", flat=True)[:CLAIM_CANDIDATES]:
         won = (
             TriageItem.objects.filter(pk=candidate_id)
@@ -67,10 +82,30 @@ def triage_item_claim_next(*, analyst, queryset=None) -> TriageItem | None:
 
 
 def triage_item_release(*, item: TriageItem, analyst) -> None:
-    """Give a claimed item back to the queue."""
-    TriageItem.objects.filter(pk=item.pk, status=TriageStatus.CLAIMED, assignee=analyst).update(
+    """Give the analyst's claimed item back to the queue, or say why it cannot be given back.
+
+    Only the claim's holder gives it back: another analyst's claim (or an item nobody holds)
+    raises ValidationError naming who holds it and until when, never a silent no-op.
+    """
+    released = TriageItem.objects.filter(pk=item.pk, status=TriageStatus.CLAIMED, assignee=analyst).update(
         status=TriageStatus.OPEN, assignee=None, claimed_at=None, claim_expires_at=None
     )
+    if not released:
+        raise ValidationError(release_refusal(item=TriageItem.objects.select_related("assignee").get(pk=item.pk)))
+
+
+def release_refusal(*, item: TriageItem, now=None) -> str:
+    """Say why an analyst who does not hold an item's claim cannot give it back."""
+    now = now or timezone.now()
+    if item.status == TriageStatus.RESOLVED:
+        return f"Item {item.pk} is already resolved: there is no claim to give back."
+    if item.status == TriageStatus.CLAIMED and item.claim_expires_at and item.claim_expires_at >= now:
+        until = timezone.localtime(item.claim_expires_at).strftime("%H:%M")
+        return (
+            f"Item {item.pk} is claimed by {item.assignee} until {until}: only they can give it back."
+            " It returns to the queue by itself when the claim expires."
+        )
+    return f"Item {item.pk} is not claimed by anyone: it is already in the queue."
 
 
 @transaction.atomic

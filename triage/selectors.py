@@ -1,16 +1,16 @@
 """Reads of the triage app: the queue, an item's evidence, the dashboard figures."""
 
-import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Count, F, Q
 from django.utils import timezone
 
+from config.keyset import keyset_chunks, keyset_rows
 from judges.metrics import percentile
 from judges.models import JudgeVersion, Verdict
+from triage.filters import QueueFilter
 from triage.models import (
     Alert,
     EstimateSnapshot,
@@ -22,87 +22,28 @@ from triage.models import (
 )
 from triage.monitoring import CALIBRATION_RULE
 from triage.policy import policy_current
-from triage.queue import claimable_q
+from triage.queue import QUEUE_ORDER, claimable_q
 
-PROBE_OUTCOMES = {
-    "confirmed": "probe confirmed",
-    "verifier": "verifier failed",
-    "none": "neither (judges only)",
-}
 QUEUE_PAGE_SIZE = 25
 EXPORT_CHUNK = 2000  # rows a download reads from the database at a time
+# The queue's order and the resolved list's, each ending in the primary key: downloads page by them (keyset).
+QUEUE_EXPORT_ORDER = (*QUEUE_ORDER, "pk")
+RESOLVED_ORDER = ("-resolved_at", "-pk")
 
 
-@dataclass(frozen=True)
-class QueueFilters:
-    warehouse: str = ""
-    judge_version: int | None = None
-    error_class: str = ""
-    older_than_minutes: int | None = None
-    text: str = ""
-    probe: str = ""
-
-    @classmethod
-    def from_query_dict(cls, data) -> "QueueFilters":
-        def as_int(name):
-            raw = data.get(name, "")
-            return int(raw) if str(raw).isdigit() else None
-
-        probe = data.get("probe", "")
-        return cls(
-            warehouse=data.get("warehouse", ""),
-            judge_version=as_int("judge"),
-            error_class=data.get("error_class", ""),
-            older_than_minutes=as_int("older_than"),
-            text=data.get("q", "").strip()[:200],
-            probe=probe if probe in PROBE_OUTCOMES else "",
-        )
-
-    def as_params(self) -> dict[str, str]:
-        """The filters as query-string parameters (for links, the claim form and exports)."""
-        params = {
-            "q": self.text,
-            "warehouse": self.warehouse,
-            "judge": str(self.judge_version or ""),
-            "error_class": self.error_class,
-            "probe": self.probe,
-            "older_than": str(self.older_than_minutes or ""),
-        }
-        return {name: value for name, value in params.items() if value}
-
-    def apply(self, queryset):
-        if self.warehouse:
-            queryset = queryset.filter(query__warehouse__name=self.warehouse)
-        if self.judge_version:
-            queryset = queryset.filter(rejecting_judges=self.judge_version)
-        if self.error_class:
-            queryset = queryset.filter(error_class_guess=self.error_class)
-        if self.older_than_minutes:
-            queryset = queryset.filter(created_at__lt=timezone.now() - timedelta(minutes=self.older_than_minutes))
-        if self.text:
-            queryset = queryset.filter(
-                Q(query__question__icontains=self.text)
-                | Q(query__sql__icontains=self.text)
-                | Q(query__external_id__icontains=self.text)
-                | Q(flagged_because__icontains=self.text)
-            )
-        if self.probe == "confirmed":
-            queryset = queryset.filter(probe_confirmed=True)
-        elif self.probe == "verifier":
-            queryset = queryset.filter(verifier_failed=True)
-        elif self.probe == "none":
-            queryset = queryset.filter(probe_confirmed=False, verifier_failed=False)
-        return queryset
+def queue_filter(*, params, queryset=None) -> QueueFilter:
+    """The queue's filters read from request parameters, over the claimable items (or `queryset`)."""
+    base = TriageItem.objects.filter(claimable_q(timezone.now())) if queryset is None else queryset
+    return QueueFilter(params or {}, queryset=base)
 
 
-def queue_items(*, filters: QueueFilters) -> Iterator[TriageItem]:
-    """Every claimable item in queue order (the download), read in chunks, each marked with the SLA."""
-    items = _queue_queryset(filters).iterator(chunk_size=EXPORT_CHUNK)
-    while chunk := list(itertools.islice(items, EXPORT_CHUNK)):
+def queue_items(*, params) -> Iterator[TriageItem]:
+    """Every claimable item in queue order (the download), filtered by `params`, in keyset chunks, SLA-marked."""
+    for chunk in keyset_chunks(_queue_queryset(queue_filter(params=params)), QUEUE_EXPORT_ORDER, chunk=EXPORT_CHUNK):
         yield from _mark_sla(chunk)
 
 
-def queue_page(*, filters: QueueFilters, page: str | int | None) -> tuple[Page, int]:
+def queue_page(*, filters: QueueFilter, page: str | int | None) -> tuple[Page, int]:
     """One page of the filtered queue, and how many claimable items there are unfiltered."""
     now = timezone.now()
     paginator = Paginator(_queue_queryset(filters), QUEUE_PAGE_SIZE)
@@ -111,12 +52,8 @@ def queue_page(*, filters: QueueFilters, page: str | int | None) -> tuple[Page, 
     return current, TriageItem.objects.filter(claimable_q(now)).count()
 
 
-def _queue_queryset(filters: QueueFilters):
-    return (
-        filters.apply(TriageItem.objects.filter(claimable_q(timezone.now())))
-        .select_related("query__warehouse")
-        .order_by("-probe_confirmed", "-judges_agreeing", "created_at", "pk")
-    )
+def _queue_queryset(filters: QueueFilter):
+    return filters.qs.select_related("query__warehouse").order_by(*QUEUE_EXPORT_ORDER)
 
 
 def _mark_sla(items):
@@ -136,21 +73,25 @@ def claimed_items() -> list[TriageItem]:
     )
 
 
-def resolved_items(*, limit: int = 200):
-    """The latest resolved items, newest first (the resolved page)."""
-    return _resolved_queryset()[:limit]
+RESOLVED_PAGE_LIMIT = 200
 
 
-def resolved_items_all() -> Iterator[TriageItem]:
-    """Every resolved item, newest first (the download), read in chunks."""
-    return _resolved_queryset().iterator(chunk_size=EXPORT_CHUNK)
+def resolved_items(*, queryset=None, limit: int = RESOLVED_PAGE_LIMIT):
+    """The latest resolved items (of `queryset`, e.g. the page's filters), newest first (the resolved page)."""
+    return (queryset if queryset is not None else resolved_queryset())[:limit]
 
 
-def _resolved_queryset():
+def resolved_items_all(*, queryset=None) -> Iterator[TriageItem]:
+    """Every resolved item (of `queryset`), newest first (the download), read in keyset chunks."""
+    return keyset_rows(queryset if queryset is not None else resolved_queryset(), RESOLVED_ORDER, chunk=EXPORT_CHUNK)
+
+
+def resolved_queryset():
+    """Resolved items, newest first, with what the list shows (query, warehouse, analyst)."""
     return (
         TriageItem.objects.filter(status=TriageStatus.RESOLVED)
         .select_related("query__warehouse", "resolved_by")
-        .order_by("-resolved_at", "-pk")
+        .order_by(*RESOLVED_ORDER)
     )
 
 
@@ -204,16 +145,16 @@ AGE_BUCKETS = [
 
 
 def age_distribution(*, now=None) -> list[dict]:
-    """Count waiting items by age bucket, for the dashboard's bar chart."""
+    """Count waiting items by age bucket, for the dashboard's bar chart (counted by the database, in one query)."""
     now = now or timezone.now()
-    ages = [
-        now - created for created in TriageItem.objects.filter(claimable_q(now)).values_list("created_at", flat=True)
-    ]
-    rows, lower = [], timedelta(0)
-    for name, upper in AGE_BUCKETS:
-        count = sum(1 for age in ages if age >= lower and (upper is None or age < upper))
-        rows.append({"name": name, "count": count})
+    buckets, lower = {}, timedelta(0)
+    for index, (_, upper) in enumerate(AGE_BUCKETS):
+        # age >= lower and age < upper, as times: created at or before now - lower, after now - upper.
+        within = Q(created_at__lte=now - lower) & (Q() if upper is None else Q(created_at__gt=now - upper))
+        buckets[f"bucket_{index}"] = Count("pk", filter=within)
         lower = upper or lower
+    counts = TriageItem.objects.filter(claimable_q(now)).aggregate(**buckets)
+    rows = [{"name": name, "count": counts[f"bucket_{index}"]} for index, (name, _) in enumerate(AGE_BUCKETS)]
     peak = max((r["count"] for r in rows), default=0) or 1
     for row in rows:
         row["width"] = round(100 * row["count"] / peak)
@@ -225,13 +166,18 @@ def judge_live_precision(*, since=None) -> list[dict]:
     resolved = TriageItem.objects.filter(status=TriageStatus.RESOLVED).exclude(resolution=Resolution.UNCLEAR)
     if since:
         resolved = resolved.filter(resolved_at__gte=since)
+    # One grouped query: per rejecting judge, its resolved flags and those confirmed wrong.
+    counted = {
+        judge_version: (decided, confirmed)
+        for judge_version, decided, confirmed in resolved.filter(rejecting_judges__isnull=False)
+        .values("rejecting_judges")
+        .annotate(decided=Count("pk"), confirmed=Count("pk", filter=Q(resolution=Resolution.CONFIRMED_WRONG)))
+        .order_by()
+        .values_list("rejecting_judges", "decided", "confirmed")
+    }
     rows = []
-    for version in JudgeVersion.objects.filter(
-        pk__in=resolved.values_list("rejecting_judges", flat=True)
-    ).select_related("judge"):
-        mine = resolved.filter(rejecting_judges=version)
-        decided = mine.count()
-        confirmed = mine.filter(resolution=Resolution.CONFIRMED_WRONG).count()
+    for version in JudgeVersion.objects.filter(pk__in=list(counted)).select_related("judge"):
+        decided, confirmed = counted[version.pk]
         rows.append({"judge": str(version), "flags": decided, "confirmed": confirmed, "precision": confirmed / decided})
     for row in rows:
         row["width"] = round(100 * row["precision"])

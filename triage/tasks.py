@@ -16,6 +16,7 @@ from triage.alert_checks import minute_checks_run
 from triage.alert_tasks import deliver_alert  # noqa: F401 — registers the task with this app's tasks
 from triage.enqueue import live_queries_requeue_stale
 from triage.models import LiveQuery
+from triage.monitor_passes import monitor_pass_tracked
 from triage.monitoring import live_judges_monitor
 
 
@@ -49,6 +50,12 @@ def requeue_pending() -> int:
 def monitor_judges() -> int:
     """Re-measure live judges against fresh labels; raise drift alerts; store the estimates."""
     return len(live_judges_monitor())
+
+
+@shared_task(name="triage.monitor_pass_run", **RETRY_ON_TRANSIENT)
+def monitor_pass_run(pass_id: int) -> str | None:
+    """Run the monitoring pass the dashboard asked for, recording its progress (a redelivery finds it done)."""
+    return monitor_pass_tracked(pass_id=pass_id)
 
 
 @shared_task(name="triage.check_alerts", **RETRY_ON_TRANSIENT)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from triage import alert_views, export_views, views
+from triage import alert_views, export_views, policy_preview_views, views
 
 app_name = "triage"
 
@@ -19,7 +19,9 @@ urlpatterns = [
     path("unjudged/<int:pk>/requeue/", views.requeue, name="requeue"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("dashboard/monitor/", views.monitor_now, name="monitor_now"),
+    path("dashboard/monitor/<int:pk>/", views.monitor_pass_progress, name="monitor_pass"),
     path("alerts/", alert_views.alerts, name="alerts"),
+    path("policy-preview/", policy_preview_views.policy_preview_fragment, name="policy_preview"),
     path("alerts/<int:pk>/acknowledge/", alert_views.acknowledge_alert, name="acknowledge_alert"),
     path("alerts/<int:pk>/resolve/", alert_views.resolve_alert, name="resolve_alert"),
 ]

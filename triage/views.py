@@ -1,10 +1,13 @@
 """Analyst pages: the queue, an item, decisions, resolved history, unjudged, dashboard."""
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from config.roles import (
@@ -22,14 +25,25 @@ from labelling.taxonomy import class_choices
 from probes.models import Warehouse
 from triage import selectors
 from triage.claims import live_query_requeue
+from triage.filters import PROBE_OUTCOMES, ResolvedFilter
 from triage.forms import DecisionForm, ReopenForm
-from triage.models import LiveQuery, TriageItem, TriageStatus
-from triage.monitoring import live_judges_monitor
+from triage.models import LiveQuery, MonitorPass, TriageItem, TriageStatus
+from triage.monitor_passes import monitor_pass_latest, monitor_pass_request
 from triage.policy import policy_current
-from triage.queue import triage_item_claim_next, triage_item_release, triage_item_reopen, triage_item_resolve
+from triage.queue import (
+    queue_order_sentence,
+    triage_item_claim_next,
+    triage_item_release,
+    triage_item_reopen,
+    triage_item_resolve,
+)
 from triage.undo import triage_item_undo_resolve, undo_deadline
 
+# How long the dashboard shows a finished "Compute it now" pass and its outcome.
+MONITOR_PASS_SHOWN = timedelta(minutes=10)
+
 UNDO_SESSION_KEY = "triage_undo_item"
+QUEUE_REFRESH_S = 10  # how often the queue page fetches its list again
 
 
 def _get_item_for_user(request, pk, *, perm=VIEW_TRIAGE) -> TriageItem:
@@ -44,16 +58,27 @@ def _get_item_for_user(request, pk, *, perm=VIEW_TRIAGE) -> TriageItem:
 
 @permission_required(VIEW_TRIAGE)
 def index(request):
-    """Show the claimable queue in its useful order, with filters and SLA breaches."""
-    filters = selectors.QueueFilters.from_query_dict(request.GET)
+    """Show the claimable queue in its useful order, with filters and SLA breaches.
+
+    The page polls itself with htmx every QUEUE_REFRESH_S seconds and swaps in only the list
+    (the `queue-live` partial), so new items appear without a reload.
+    """
+    filters = selectors.queue_filter(params=request.GET)
     page, claimable = selectors.queue_page(filters=filters, page=request.GET.get("page"))
-    context = {
+    live = {
         "page": page,
         "claimable": claimable,
-        "filter_params": filters.as_params(),
-        "probe_outcomes": selectors.PROBE_OUTCOMES,
+        "filter_params": filters.params(),
         "claimed": selectors.claimed_items(),
-        "filters": filters,
+        "refresh_s": QUEUE_REFRESH_S,
+        "order_sentence": queue_order_sentence(),
+    }
+    if request.htmx:
+        return render(request, "triage/index.html#queue-live", live)
+    context = {
+        **live,
+        "probe_outcomes": PROBE_OUTCOMES,
+        "filters": filters.values(),
         "warehouses": Warehouse.objects.values_list("name", flat=True),
         "judges": JudgeVersion.objects.select_related("judge").filter(triage_policies__isnull=False).distinct(),
         "error_classes": class_choices(None),
@@ -67,12 +92,27 @@ def index(request):
 @permission_required(WORK_TRIAGE)
 def claim_next(request):
     """Claim the next item (respecting the queue filters) and open it."""
-    filters = selectors.QueueFilters.from_query_dict(request.POST)
-    item = triage_item_claim_next(analyst=request.user, queryset=filters.apply(TriageItem.objects.all()))
+    filters = selectors.queue_filter(params=request.POST, queryset=TriageItem.objects.all())
+    asked_at = timezone.now()
+    item = triage_item_claim_next(analyst=request.user, queryset=filters.qs)
     if item is None:
-        messages.info(request, "The queue is empty.")
+        messages.info(
+            request,
+            "The queue is empty: nothing to claim."
+            if not filters.params()
+            else "No waiting item matches these filters: nothing claimed.",
+        )
         return redirect("triage:index")
+    messages.success(request, claim_confirmation(item=item, held=item.claimed_at < asked_at))
     return redirect("triage:item", pk=item.pk)
+
+
+def claim_confirmation(*, item: TriageItem, held: bool) -> str:
+    """Say which item the analyst now holds, and until when."""
+    until = timezone.localtime(item.claim_expires_at).strftime("%H:%M")
+    if held:
+        return f"You still hold item {item.pk} (until {until}): decide it or give it back before claiming another."
+    return f"Claimed item {item.pk}: it is yours until {until}."
 
 
 @permission_required(VIEW_TRIAGE)
@@ -133,22 +173,31 @@ def undo(request, pk):
     except (PermissionDenied, ValidationError) as exc:
         messages.error(request, " ".join(getattr(exc, "messages", [str(exc)])))
         return redirect("triage:item", pk=pk)
-    messages.info(request, "Decision undone: the item is yours to decide again.")
+    messages.success(request, f"Decision on item {pk} undone: it is yours to decide again.")
     return redirect("triage:item", pk=pk)
 
 
 @require_POST
 @permission_required(WORK_TRIAGE)
 def release(request, pk):
-    """Give the item back to the queue without deciding it."""
-    triage_item_release(item=_get_item_for_user(request, pk), analyst=request.user)
+    """Give the item back to the queue without deciding it, or say why it cannot be given back."""
+    try:
+        triage_item_release(item=_get_item_for_user(request, pk), analyst=request.user)
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("triage:item", pk=pk)
+    messages.success(request, f"Gave item {pk} back to the queue.")
     return redirect("triage:index")
 
 
 @permission_required(VIEW_TRIAGE)
 def resolved(request):
-    """Browse resolved items; admins can reopen one from its page."""
-    return render(request, "triage/resolved.html", {"items": selectors.resolved_items()})
+    """Browse resolved items with their notes, filtered by decision, error class, analyst and dates."""
+    filtered = ResolvedFilter(request.GET, queryset=selectors.resolved_queryset())
+    query = urlencode({name: value for name, value in request.GET.items() if value})
+    context = {"filter": filtered, "items": selectors.resolved_items(queryset=filtered.qs), "query": query}
+    context["limit"] = selectors.RESOLVED_PAGE_LIMIT
+    return render(request, "triage/resolved.html", context)
 
 
 @require_POST
@@ -196,16 +245,24 @@ def dashboard(request):
     context = selectors.dashboard_figures()
     context["monitor_every_minutes"] = round(settings.CELERY_BEAT_SCHEDULE["triage-monitor-judges"]["schedule"] / 60)
     context["can_monitor"] = request.user.has_perm(RUN_MONITORING)
+    context["monitor_pass"] = monitor_pass_latest(within=MONITOR_PASS_SHOWN)
     return render(request, "triage/dashboard.html", context)
 
 
 @require_POST
 @permission_required(RUN_MONITORING)
 def monitor_now(request):
-    """Run the hourly monitoring pass now, so a fresh install need not wait an hour for estimates."""
-    snapshots = live_judges_monitor()
-    if snapshots:
-        messages.success(request, f"Estimated the live error rate for {len(snapshots)} judge(s).")
-    else:
-        messages.info(request, "No judge is in the triage policy in force yet: nothing to estimate.")
+    """Queue the hourly monitoring pass now (a task), so a fresh install need not wait an hour for estimates."""
+    monitor_pass_request(requested_by=request.user)
+    messages.info(request, "Monitoring in the background: the dashboard shows its progress, then the estimates.")
     return redirect("triage:dashboard")
+
+
+@permission_required(VIEW_MONITORING)
+def monitor_pass_progress(request, pk):
+    """The progress of one monitoring pass (polled by the dashboard until it finishes, then the page reloads)."""
+    monitor_pass = get_object_or_404(MonitorPass, pk=pk)
+    response = render(request, "triage/_monitor_pass.html", {"monitor_pass": monitor_pass})
+    if monitor_pass.finished and request.htmx:
+        response["HX-Refresh"] = "true"
+    return response

@@ -1,5 +1,6 @@
 """seed_demo loads everything the demo needs and can run again without harm."""
 
+import io
 import json
 import socket
 
@@ -8,13 +9,18 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from config.management.commands.seed_demo import DEMO_LIVE_COUNT, DEMO_USERS
-from config.roles import user_roles
+from config.management.commands.seed_demo import (
+    DEMO_LIVE_COUNT,
+    DEMO_USERS,
+    run_demo_calibration,
+    write_simulator_truth,
+)
 from judges.backends.ladder import RUNGS
 from judges.models import CalibrationRun, JudgeVersion
 from labelling.models import GoldSetVersion, Query
 from probes.models import Warehouse
 from probes.selectors import catalogue_get_latest
+from simulator import Simulator, TruthFile, start_in_thread
 from triage.models import LiveQuery
 from triage.policy import policy_current
 
@@ -28,7 +34,7 @@ def isolated_var(tmp_path, settings):
 
 @pytest.fixture
 def private_simulator_port(settings):
-    """Point seed_demo at a free port, where it must start its own simulator.
+    """Point seed_demo at a free port, where nothing answers until the test starts a simulator.
 
     On the default port a simulator of `make run`, or of another test session on this
     machine, could answer instead, or be shut down in the middle of the demo run.
@@ -37,6 +43,7 @@ def private_simulator_port(settings):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     settings.VENDOR_SIMULATOR_URL = f"http://127.0.0.1:{port}"
+    return port
 
 
 @pytest.mark.django_db
@@ -45,10 +52,19 @@ def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, private_
     call_command("seed_demo")
     out = capsys.readouterr().out
     assert "demo-pass-123" in out
-    for role, username in DEMO_USERS.items():
-        user = get_user_model().objects.get(username=username)
-        assert role in user_roles(user)
-        assert user.check_password("demo-pass-123")
+    # No simulator answers yet: everything but the calibration run, and the simulator's truth.
+    assert "demo calibration: no vendor simulator answers" in out
+    assert not CalibrationRun.objects.exists()
+    truth_path = isolated_var / "simulator-truth.jsonl"
+    assert len(truth_path.read_text().splitlines()) >= 200
+    # What `make run` does next: the simulator process reads that file, then the calibration runs.
+    server, _ = start_in_thread(Simulator(oracle=TruthFile(truth_path)), port=private_simulator_port)
+    try:
+        call_command("seed_demo", calibration_only=True)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "demo calibration: run" in capsys.readouterr().out
     warehouse = Warehouse.objects.get(name="demo")
     assert warehouse.dialect == "sqlite"
     assert "orders" in catalogue_get_latest(warehouse_id=warehouse.pk).snapshot["tables"]
@@ -62,6 +78,13 @@ def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, private_
     assert judge_count >= 2
     assert run.verdicts.count() == judge_count * version.items.count() * run.repeats
     assert all(jv.is_simulated for jv in run.judge_versions.all())
+    # The truth reached the simulator: its judges reject wrong items far more often than correct ones.
+    rejects = {
+        decision: run.verdicts.filter(query__version_items__decision=decision, decision="reject").count()
+        / run.verdicts.filter(query__version_items__decision=decision).count()
+        for decision in ("wrong", "correct")
+    }
+    assert rejects["wrong"] > 2 * rejects["correct"], rejects
     assert set(policy_current().judge_versions.all()) == set(run.judge_versions.all())
     # One ladder judge per rung is registered for the run form, and kept out of the demo run.
     ladder = JudgeVersion.objects.filter(backend="ladder")
@@ -78,3 +101,16 @@ def test_seed_demo_loads_the_whole_demo_and_can_run_again(isolated_var, private_
     assert GoldSetVersion.objects.filter(gold_set__name="demo").count() == 1
     assert CalibrationRun.objects.filter(label="demo").count() == 1
     assert Query.objects.filter(source="live").count() == DEMO_LIVE_COUNT
+
+
+@pytest.mark.django_db
+def test_where_the_simulator_is_off_seed_demo_writes_no_truth_and_runs_no_calibration(isolated_var, settings):
+    """Production settings turn the simulator off: the demo neither hands it gold labels nor calls it."""
+    settings.VENDOR_SIMULATOR_ENABLED = False
+    out = io.StringIO()
+    write_simulator_truth(out)
+    run_demo_calibration(out)
+    assert not (isolated_var / "simulator-truth.jsonl").exists()
+    assert "the vendor simulator is off here" in out.getvalue()
+    assert "demo calibration: no vendor simulator answers" in out.getvalue()
+    assert not CalibrationRun.objects.exists()

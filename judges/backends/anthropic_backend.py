@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 
 from judges.backends.base import (
@@ -13,12 +12,9 @@ from judges.backends.base import (
     JudgeBackend,
     MalformedAnswer,
     VerdictResult,
-    parse_hypotheses_answer,
-    parse_verdict,
-    token_cost,
 )
 from judges.backends.cache_minimums import anthropic_cache_minimum
-from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy
+from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy, milliseconds_since
 from judges.backends.simulator_marker import answer_is_simulated, answer_trace
 from judges.backends.vendors import anthropic_endpoint, cached_client
 
@@ -83,33 +79,13 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
         if self.endpoint.missing_key:
             return self.missing_key_result(trace, context)
         client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
-        started = time.perf_counter()
-        try:
-            # The raw response: the verdict is read from the vendor's JSON as sent (and stored
-            # as such), so the SDK need not build a Message only for it to be dumped again.
-            response, attempts = self.call_through_gate(
-                trace,
-                lambda: call_with_policy(
-                    lambda: client.messages.with_raw_response.create(**request),
-                    pool=self.pool,
-                    policy=self.policy,
-                    estimated_tokens=len(request["messages"][0]["content"]) // 4 + request["max_tokens"],
-                    transient_errors=(anthropic.APITimeoutError, anthropic.APIConnectionError),
-                ),
-            )
-        except VendorCallFailed as exc:
-            context["attempts"] = exc.attempts
-            self.mark_answer(trace, context, headers=exc.headers)
-            return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context, **trace)
-        context["attempts"] = attempts
-        self.mark_answer(trace, context, headers=response.headers)
-        try:
-            message = json_body(response)
-        except MalformedAnswer as exc:
-            return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context, **trace)
-        if not trace["simulated"]:
-            self.mark_answer(trace, context, body=message)
-        return self.result_from(message, latency_ms=_ms(started), context=context, trace=trace)
+        return self.judge_call(
+            trace,
+            context,
+            lambda: client.messages.with_raw_response.create(**request),
+            estimated_tokens=len(request["messages"][0]["content"]) // 4 + request["max_tokens"],
+            transient_errors=(anthropic.APITimeoutError, anthropic.APIConnectionError),
+        )
 
     @property
     def use_batches(self) -> bool:
@@ -157,7 +133,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
             if while_waiting():
                 return
             time.sleep(poll_s)
-        latency_ms = _ms(started)
+        latency_ms = milliseconds_since(started)
         for item in client.messages.batches.results(batch_id):
             query_id = int(item.custom_id.removeprefix("q"))
             # Each result line carries the simulator's marker when the simulator answered it.
@@ -191,26 +167,15 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
             "cache_read_tokens": usage.get("cache_read_input_tokens") or 0,
             "cache_write_tokens": usage.get("cache_creation_input_tokens") or 0,
         }
-        common = {
-            **tokens,
-            "cost_usd": token_cost(self.judge_version, discount=discount, **tokens),
-            "latency_ms": latency_ms,
-            "model_reported": raw.get("model") or "",
-            "raw_response": raw,
-            "context": context,
-            **(trace or {}),
-        }
-        try:
-            tool_input = _tool_input(raw, self.tool["name"])
-            if self.hypotheses:
-                answer = parse_hypotheses_answer(tool_input)
-                return VerdictResult(
-                    decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common
-                )
-            verdict = parse_verdict(tool_input)
-        except MalformedAnswer as exc:
-            return VerdictResult.error(f"malformed answer: {exc}", **common)
-        return VerdictResult(**verdict, **common)
+        return self.verdict_result(
+            raw,
+            tokens,
+            answer=lambda raw: _tool_input(raw, self.tool["name"]),
+            latency_ms=latency_ms,
+            context=context,
+            trace=trace,
+            discount=discount,
+        )
 
 
 def _tool_input(raw: dict, tool_name: str):
@@ -218,18 +183,3 @@ def _tool_input(raw: dict, tool_name: str):
         if block.get("type") == "tool_use" and block.get("name") == tool_name:
             return block.get("input")
     raise MalformedAnswer(f"no {tool_name} tool call in the answer (stop_reason={raw.get('stop_reason')!r})")
-
-
-def json_body(response) -> dict:
-    """The JSON object of an SDK raw response; MalformedAnswer if the body is not one."""
-    try:
-        body = json.loads(response.http_response.read())
-    except ValueError as exc:
-        raise MalformedAnswer(f"the response body is not JSON ({exc})") from exc
-    if not isinstance(body, dict):
-        raise MalformedAnswer("the response body is not a JSON object")
-    return body
-
-
-def _ms(started: float) -> float:
-    return round((time.perf_counter() - started) * 1000, 1)

@@ -1,7 +1,8 @@
 """The shortest prompt prefix each vendor caches, and whether a request's prefix can reach it.
 
 Pure and free of Django: the backends use it to skip a cache warm-up that cannot pay off
-(`judges.backends.policy`), and the vendor simulator bills by the same table.
+(`judges.backends.policy`). The vendor simulator, which imports nothing of Docket, bills by
+its own copy (`simulator/conventions.py`), held to this one by `judges/tests/test_simulator_conventions.py`.
 
 Anthropic's prompt-caching documentation: Sonnet and Opus 4 / 4.1 cache from 1,024 tokens,
 Haiku 3 / 3.5 from 2,048, Haiku 4.5 and Opus 4.5 / 4.6 from 4,096 (first match wins).

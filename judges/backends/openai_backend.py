@@ -6,9 +6,6 @@ when the version's config says `"structured": "json_schema"`.
 
 from __future__ import annotations
 
-import time
-
-from judges.backends.anthropic_backend import _ms, json_body
 from judges.backends.base import (
     HYPOTHESES_SCHEMA,
     HYPOTHESES_TOOL_NAME,
@@ -17,12 +14,9 @@ from judges.backends.base import (
     JudgeBackend,
     MalformedAnswer,
     VerdictResult,
-    parse_hypotheses_answer,
-    parse_verdict,
-    token_cost,
 )
 from judges.backends.cache_minimums import OPENAI_CACHE_MINIMUM
-from judges.backends.policy import VendorBackendMixin, VendorCallFailed, call_with_policy
+from judges.backends.policy import VendorBackendMixin
 from judges.backends.vendors import cached_client, openai_endpoint
 
 
@@ -94,32 +88,13 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
         if self.endpoint.missing_key:
             return self.missing_key_result(trace, context)
         client = cached_client("openai", self.endpoint, self.timeout_s)
-        started = time.perf_counter()
-        try:
-            # The raw response, as for Anthropic: no ChatCompletion built only to be dumped.
-            response, attempts = self.call_through_gate(
-                trace,
-                lambda: call_with_policy(
-                    lambda: client.chat.completions.with_raw_response.create(**request),
-                    pool=self.pool,
-                    policy=self.policy,
-                    estimated_tokens=len(request["messages"][1]["content"]) // 4 + request["max_tokens"],
-                    transient_errors=(openai.APITimeoutError, openai.APIConnectionError),
-                ),
-            )
-        except VendorCallFailed as exc:
-            context["attempts"] = exc.attempts
-            self.mark_answer(trace, context, headers=exc.headers)
-            return VerdictResult.error(exc.reason, latency_ms=_ms(started), context=context, **trace)
-        context["attempts"] = attempts
-        self.mark_answer(trace, context, headers=response.headers)
-        try:
-            completion = json_body(response)
-        except MalformedAnswer as exc:
-            return VerdictResult.error(f"malformed answer: {exc}", latency_ms=_ms(started), context=context, **trace)
-        if not trace["simulated"]:
-            self.mark_answer(trace, context, body=completion)
-        return self.result_from(completion, latency_ms=_ms(started), context=context, trace=trace)
+        return self.judge_call(
+            trace,
+            context,
+            lambda: client.chat.completions.with_raw_response.create(**request),
+            estimated_tokens=len(request["messages"][1]["content"]) // 4 + request["max_tokens"],
+            transient_errors=(openai.APITimeoutError, openai.APIConnectionError),
+        )
 
     def result_from(self, completion, *, latency_ms: float, context: dict, trace=None) -> VerdictResult:
         """Turn a ChatCompletion (or its JSON) into a result: usage and cost always, the verdict if well-formed."""
@@ -132,26 +107,9 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
             "cache_read_tokens": cached,
             "cache_write_tokens": 0,
         }
-        common = {
-            **tokens,
-            "cost_usd": token_cost(self.judge_version, **tokens),
-            "latency_ms": latency_ms,
-            "model_reported": raw.get("model") or "",
-            "raw_response": raw,
-            "context": context,
-            **(trace or {}),
-        }
-        try:
-            payload = self._payload(raw)
-            if self.hypotheses:
-                answer = parse_hypotheses_answer(payload)
-                return VerdictResult(
-                    decision="accept", reason=answer["reason"], hypotheses=answer["hypotheses"], **common
-                )
-            verdict = parse_verdict(payload)
-        except MalformedAnswer as exc:
-            return VerdictResult.error(f"malformed answer: {exc}", **common)
-        return VerdictResult(**verdict, **common)
+        return self.verdict_result(
+            raw, tokens, answer=self._payload, latency_ms=latency_ms, context=context, trace=trace
+        )
 
     def _payload(self, raw: dict):
         choices = raw.get("choices") or []

@@ -10,12 +10,20 @@
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
 from dataclasses import dataclass
 
-from judges.backends.base import VerdictResult, instructions_for
+from judges.backends.base import (
+    MalformedAnswer,
+    VerdictResult,
+    instructions_for,
+    parse_hypotheses_answer,
+    parse_verdict,
+    token_cost,
+)
 from judges.backends.cache_minimums import prefix_may_be_cached
 from judges.backends.prompt import CacheWarmGate, Prompt, prefix_sha256, prompt_build, request_split
 from judges.backends.simulator_marker import answer_is_simulated, answer_trace
@@ -260,6 +268,71 @@ class VendorBackendMixin:
         """The shortest prefix the vendor caches for this version's model (see the subclass)."""
         raise NotImplementedError
 
+    def judge_call(
+        self, trace: dict, context: dict, create, *, estimated_tokens: int, transient_errors
+    ) -> VerdictResult:
+        """Make one judging call under the policy, through the cache gate, and read its answer into a result.
+
+        `create` returns the SDK's raw response: the verdict is read from the vendor's JSON as
+        sent (and stored as such), so the SDK need not build a Message or ChatCompletion only
+        for it to be dumped again. The subclass's `result_from` reads that JSON.
+        """
+        started = time.perf_counter()
+        try:
+            response, attempts = self.call_through_gate(
+                trace,
+                lambda: call_with_policy(
+                    create,
+                    pool=self.pool,
+                    policy=self.policy,
+                    estimated_tokens=estimated_tokens,
+                    transient_errors=transient_errors,
+                ),
+            )
+        except VendorCallFailed as exc:
+            context["attempts"] = exc.attempts
+            self.mark_answer(trace, context, headers=exc.headers)
+            return VerdictResult.error(exc.reason, latency_ms=milliseconds_since(started), context=context, **trace)
+        context["attempts"] = attempts
+        self.mark_answer(trace, context, headers=response.headers)
+        try:
+            body = json_body(response)
+        except MalformedAnswer as exc:
+            return VerdictResult.error(
+                f"malformed answer: {exc}", latency_ms=milliseconds_since(started), context=context, **trace
+            )
+        if not trace["simulated"]:
+            self.mark_answer(trace, context, body=body)
+        return self.result_from(body, latency_ms=milliseconds_since(started), context=context, trace=trace)
+
+    def verdict_result(
+        self, raw: dict, tokens: dict, *, answer, latency_ms: float, context: dict, trace=None, discount=1
+    ) -> VerdictResult:
+        """A result from a vendor's answer (its JSON): usage and cost always, the verdict if well-formed.
+
+        `answer(raw)` finds the model's payload in the vendor's shape, or raises MalformedAnswer.
+        """
+        common = {
+            **tokens,
+            "cost_usd": token_cost(self.judge_version, discount=discount, **tokens),
+            "latency_ms": latency_ms,
+            "model_reported": raw.get("model") or "",
+            "raw_response": raw,
+            "context": context,
+            **(trace or {}),
+        }
+        try:
+            payload = answer(raw)
+            if self.hypotheses:
+                found = parse_hypotheses_answer(payload)
+                return VerdictResult(
+                    decision="accept", reason=found["reason"], hypotheses=found["hypotheses"], **common
+                )
+            verdict = parse_verdict(payload)
+        except MalformedAnswer as exc:
+            return VerdictResult.error(f"malformed answer: {exc}", **common)
+        return VerdictResult(**verdict, **common)
+
     def call_through_gate(self, trace: dict, call):
         """Make the call; the first call with a new cacheable prefix goes alone (see CacheWarmGate).
 
@@ -274,3 +347,18 @@ class VendorBackendMixin:
         finally:
             if first is not None:
                 first.set()
+
+
+def json_body(response) -> dict:
+    """The JSON object of an SDK raw response; MalformedAnswer if the body is not one."""
+    try:
+        body = json.loads(response.http_response.read())
+    except ValueError as exc:
+        raise MalformedAnswer(f"the response body is not JSON ({exc})") from exc
+    if not isinstance(body, dict):
+        raise MalformedAnswer("the response body is not a JSON object")
+    return body
+
+
+def milliseconds_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 1)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.core.cache import cache
 
 from judges.examples import examples_prompt_text
-from probes.execution import run_readonly
+from probes.preview import result_preview_run
 from probes.schema_slice import SchemaSlice, no_slice, schema_slice
 from probes.selectors import catalogue_get_latest
 
@@ -78,18 +78,11 @@ def result_preview(query, *, rows: int = PREVIEW_ROWS) -> dict:
     if not warehouse.allow_result_egress:
         return {"included": False, "withheld": egress_withheld_reason(warehouse)}
     consent = {"included": True, "consent": f"warehouse {warehouse.name} allows result rows to be sent to vendors"}
-    first = run_readonly(warehouse=warehouse, sql=query.sql, row_cap=rows)
-    if not first.executed:
+    run = result_preview_run(warehouse=warehouse, sql=query.sql, rows=rows, count=True)
+    first = run.result
+    if not first.executed or first.error:
         return {**consent, "error": first.error or first.reason or "not run"}
-    preview = {**consent, "columns": first.columns, "rows": first.rows, "row_count": len(first.rows)}
-    if first.truncated:
-        counted = run_readonly(
-            warehouse=warehouse,
-            sql=f"SELECT COUNT(*) FROM ({query.sql.strip().rstrip(';')}) AS counted",
-            row_cap=1,
-        )
-        preview["row_count"] = counted.rows[0][0] if counted.executed and counted.rows else None
-    return preview
+    return {**consent, "columns": first.columns, "rows": first.rows, "row_count": run.row_count}
 
 
 def render_preview(preview: dict) -> str:

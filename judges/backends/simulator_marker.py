@@ -1,6 +1,7 @@
 """How a verdict says it came from the local vendor simulator: the simulator's own marker.
 
-The simulator (`judges/simulator/`) stamps every answer it gives: a response header
+The simulator (`simulator/`, outside the apps: it writes the same two names in
+`simulator/conventions.py`) stamps every answer it gives: a response header
 (`x-docket-simulator: 1`) and a field in the JSON body (`"docket_simulator": true`, on each
 Message Batch result line too). A vendor backend reads them from the SDK's raw response
 and records a verdict as `simulated` exactly when its answer carried the marker, whatever

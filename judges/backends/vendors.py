@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from judges.models import Backend
 from judges.vendor_access import is_simulator_url
 
 SIMULATOR_KEY = "simulated-no-key"
@@ -68,32 +69,50 @@ def simulator_endpoint(vendor: str) -> Endpoint:
     return Endpoint(base + ("/v1" if vendor == "openai" else ""), SIMULATOR_KEY, True, vendor=vendor)
 
 
+def vendor_endpoint(vendor: str, config: dict, *, key_env: str, base_url: str | None) -> Endpoint:
+    """Resolve base URL and key for a vendor backend: the simulator, a proxy or the vendor itself.
+
+    `base_url` is the deployment's default for the vendor (settings), used when the version
+    names none.
+    """
+    if config.get("simulated"):
+        return simulator_endpoint(vendor)
+    env_name, key = vendor_api_key(config, key_env)
+    base_url = config.get("base_url") or base_url or None
+    if is_simulator_url(base_url):
+        return Endpoint(base_url, SIMULATOR_KEY, True, vendor=vendor)
+    if not key and not base_url:
+        return Endpoint(None, "", False, missing_key=env_name, vendor=vendor)
+    # A base URL without a key is a proxy that adds its own, or a local OpenAI-compatible
+    # server that needs none; the SDKs insist on one.
+    return Endpoint(base_url, key or "no-key", False, vendor=vendor)
+
+
 def anthropic_endpoint(config: dict) -> Endpoint:
     """Resolve base URL and key for the Anthropic backend."""
-    if config.get("simulated"):
-        return simulator_endpoint("anthropic")
-    env_name, key = vendor_api_key(config, ANTHROPIC_KEY_ENV)
-    base_url = config.get("base_url") or settings.ANTHROPIC_BASE_URL or None
-    if is_simulator_url(base_url):
-        return Endpoint(base_url, SIMULATOR_KEY, True, vendor="anthropic")
-    if not key and not base_url:
-        return Endpoint(None, "", False, missing_key=env_name, vendor="anthropic")
-    # A base URL without a key is a proxy that adds its own; the SDK insists on one.
-    return Endpoint(base_url, key or "no-key", False, vendor="anthropic")
+    return vendor_endpoint("anthropic", config, key_env=ANTHROPIC_KEY_ENV, base_url=settings.ANTHROPIC_BASE_URL)
 
 
 def openai_endpoint(config: dict) -> Endpoint:
     """Resolve base URL and key for an OpenAI-compatible backend (OpenAI, vLLM, Ollama...)."""
-    if config.get("simulated"):
-        return simulator_endpoint("openai")
-    env_name, key = vendor_api_key(config, OPENAI_KEY_ENV)
-    base_url = config.get("base_url") or settings.OPENAI_BASE_URL or None
-    if is_simulator_url(base_url):
-        return Endpoint(base_url, SIMULATOR_KEY, True, vendor="openai")
-    if not key and not base_url:
-        return Endpoint(None, "", False, missing_key=env_name, vendor="openai")
-    # Local OpenAI-compatible servers often need no key; the SDK insists on one.
-    return Endpoint(base_url, key or "no-key", False, vendor="openai")
+    return vendor_endpoint("openai", config, key_env=OPENAI_KEY_ENV, base_url=settings.OPENAI_BASE_URL)
+
+
+# The backends that call an LLM vendor (the composite ones through `config["vendor"]`).
+VENDOR_BACKENDS = {Backend.ANTHROPIC, Backend.OPENAI_COMPATIBLE, Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE}
+
+
+def version_endpoint(backend: str, config: dict | None) -> Endpoint | None:
+    """Where a version with this backend and config sends its vendor calls (None: it calls no vendor)."""
+    if backend not in VENDOR_BACKENDS:
+        return None
+    config = config or {}
+    vendor = (
+        config.get("vendor", Backend.ANTHROPIC)
+        if backend in (Backend.SELF_CONSISTENCY, Backend.HYPOTHESIS_PROBE)
+        else backend
+    )
+    return anthropic_endpoint(config) if vendor == Backend.ANTHROPIC else openai_endpoint(config)
 
 
 _clients: dict = {}

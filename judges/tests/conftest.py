@@ -2,7 +2,7 @@
 
 import pytest
 
-from judges.simulator import SimModel, Simulator, start_in_thread
+from simulator import SimModel, Simulator, start_in_thread
 
 # A model that is always right and never flips, so every reject and every error in a test
 # can be traced to the item's truth or to an injected fault.

@@ -10,9 +10,9 @@ import pytest
 
 from judges.backends import get_backend
 from judges.backends.cache_minimums import anthropic_cache_minimum, prefix_may_be_cached
-from judges.simulator import SimModel
 from judges.tests.factories import simulated_version
 from labelling.models import Query
+from simulator import SimModel
 
 pytestmark = pytest.mark.django_db
 

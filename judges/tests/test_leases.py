@@ -15,8 +15,8 @@ from judges.chunks import chunk_claim, chunk_done, chunk_lease_renew, chunk_quer
 from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
 from judges.runner import run_chunk_execute
 from judges.services import calibration_run_cancel, calibration_run_resume, calibration_run_start
-from judges.simulator import SimModel, Simulator, start_in_thread
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
+from simulator import SimModel, Simulator, start_in_thread
 from tests.support.fixtures import wait_for
 
 

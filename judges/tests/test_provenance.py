@@ -7,7 +7,6 @@ answers (or a proxy's) would come.
 """
 
 import json
-import threading
 
 import pytest
 from django.core.management import call_command
@@ -17,11 +16,10 @@ from judges.backends.simulator_marker import SIMULATOR_FIELD, SIMULATOR_HEADER
 from judges.demo import run_inline
 from judges.models import Backend, Judge, JudgeVersion, Verdict
 from judges.services import judge_live_query
-from judges.simulator import Simulator, start_in_thread
-from judges.simulator.app import SimulatorApp
-from judges.simulator.server import SimulatorServer
 from judges.tests.conftest import TEST_MODELS
 from judges.tests.factories import gold_set_version_with, mixed_items
+from simulator import Simulator, start_in_thread
+from simulator.app import SimulatorApp
 
 pytestmark = pytest.mark.django_db
 NOWHERE = "http://127.0.0.1:9"  # where nothing listens
@@ -58,10 +56,7 @@ def simulator_elsewhere(settings):
 @pytest.fixture
 def unmarked_vendor_at_the_simulator_url(settings):
     """An answering vendor without the marker, listening where VENDOR_SIMULATOR_URL points."""
-    server = SimulatorServer(("127.0.0.1", 0), UnmarkedVendor(Simulator(models=TEST_MODELS)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    server._started.wait(10)
-    settings.VENDOR_SIMULATOR_URL = f"http://127.0.0.1:{server.server_address[1]}"
+    server, settings.VENDOR_SIMULATOR_URL = start_in_thread(app=UnmarkedVendor(Simulator(models=TEST_MODELS)))
     yield settings.VENDOR_SIMULATOR_URL
     server.shutdown()
     server.server_close()

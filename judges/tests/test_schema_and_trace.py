@@ -20,13 +20,13 @@ from judges.demo import register_simulated_judges, run_inline
 from judges.models import PromptPrefix, Verdict
 from judges.report import build_report
 from judges.services import judge_create
-from judges.simulator import Simulator, parse_anthropic
-from judges.simulator.vendor import minimum_cacheable_tokens, tokens_of
 from labelling.demo import demo_gold_load
 from labelling.models import GoldSetVersion, Query
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
 from probes.warehouses import warehouse_register
+from simulator import Simulator, parse_anthropic
+from simulator.vendor import minimum_cacheable_tokens, tokens_of
 
 pytestmark = pytest.mark.django_db
 

@@ -13,11 +13,11 @@ from judges import metrics
 from judges.backends.base import parse_verdict
 from judges.calibration_data import load_calibration
 from judges.report import build_report
-from judges.simulator.oracle import gold_label_oracle
-from judges.simulator.vendor import SimModel, Simulator, parse_marker
+from judges.simulator_truth import gold_label_oracle
 from judges.tests.calibration_builders import add_verdicts, make_gold_set, make_judge_version, make_run
 from labelling.models import UNCLASSIFIED
 from probes.fingerprint import sql_fingerprint
+from simulator.vendor import SimModel, Simulator, parse_marker
 
 
 def test_the_product_has_one_word_for_no_class():
@@ -65,7 +65,7 @@ def test_the_simulators_oracle_reads_an_unclassified_gold_label_as_no_class():
     query = version.items.get().query
     query.fingerprint = sql_fingerprint(query.sql, "sqlite")
     query.save(update_fields=["fingerprint"])
-    truth = gold_label_oracle()(query.sql)
+    truth = Simulator(oracle=gold_label_oracle()).truth_for(query.sql)
     assert truth.wrong and truth.error_class == ""
     # Before, the simulated judge answered "unclassified", a class its schema refuses: an error.
     assert parse_verdict(simulated_reject(truth))["error_class"] == UNCLASSIFIED

@@ -96,7 +96,7 @@ def test_creating_a_judge_makes_its_first_version(client_for, vendor_simulator):
     assert version.schema_token_budget == 4000
 
 
-def test_editing_a_judge_freezes_a_new_version_and_leaves_the_old_one(client_for):
+def test_editing_a_judge_freezes_a_new_version_and_leaves_the_old_one(client_for, vendor_simulator):
     version = simulated_version(name="edited")
     data = {
         "backend": "anthropic",

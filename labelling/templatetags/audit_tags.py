@@ -4,7 +4,7 @@ from django import template
 
 from config.roles import MANAGE_GOLDSETS
 from labelling.audit import audit_summary
-from labelling.models import GoldSetAudit, Query, QueryOrigin
+from labelling.models import AuditStatus, GoldSetAudit, Query, QueryOrigin
 from labelling.mutation_operators import OPERATORS
 
 register = template.Library()
@@ -17,11 +17,15 @@ def _manages_goldsets(context) -> bool:
 
 @register.inclusion_tag("labelling/_audit_section.html", takes_context=True)
 def audit_section(context, version):
-    """Render the version's latest audit (findings by class) and, for engineers, the button to run one."""
-    audit = GoldSetAudit.objects.filter(version=version).first()
+    """Render the version's latest audit (findings by class), one still running with its progress and, for
+    engineers, the button to run one."""
+    audit = GoldSetAudit.objects.filter(version=version, status=AuditStatus.DONE).first()
+    latest = GoldSetAudit.objects.filter(version=version).exclude(status=AuditStatus.DONE).first()
     return {
         "version": version,
         "audit": audit,
+        # An audit queued, running or failed after the latest finished one: its progress or its failure.
+        "pending": latest if latest and (audit is None or latest.created_at >= audit.created_at) else None,
         "summary": audit_summary(findings=audit.findings) if audit else "",
         "can_run": _manages_goldsets(context),
         "csrf_token": context.get("csrf_token"),

@@ -1,6 +1,5 @@
 """The audit on the version page and at publish; the mutation action on the gold set's page."""
 
-from django.contrib.messages import get_messages
 from django.core.management import call_command
 
 from labelling import tasks
@@ -42,14 +41,6 @@ def test_the_audit_button_enqueues_the_audit_after_the_commit(
         response = client.post("/labelling/goldsets/paged/v1/audit/")
     assert response.status_code == 302 and len(callbacks) == 1
     assert client_for("labeller").post("/labelling/goldsets/paged/v1/audit/").status_code == 403
-
-
-def test_publishing_on_the_page_warns_about_the_audit(demo_sqlite_warehouse, client_for):
-    gold_set_with_an_empty_reference(demo_sqlite_warehouse)
-    response = client_for("ml_engineer").post("/labelling/goldsets/paged/publish/", {"resolve": "manual"})
-    warnings = [str(m) for m in get_messages(response.wsgi_request) if m.level_tag == "warning"]
-    assert warnings and "empty_reference 1" in warnings[0]
-    assert GoldSetAudit.objects.count() == 1
 
 
 def test_publish_gold_warns_about_the_audit_unless_told_not_to(demo_sqlite_warehouse, capsys):

@@ -11,6 +11,7 @@ from django.urls import reverse
 from labelling import views
 from labelling.goldset_io import goldset_import
 from labelling.models import GoldSetVersion, Query
+from labelling.selectors import version_item_filter, version_item_list
 from labelling.services import adjudication_create, goldset_publish, label_create
 
 pytestmark = pytest.mark.django_db
@@ -97,3 +98,15 @@ def test_the_publish_form_offers_the_resolution_policies(client, role_users, ver
     # unanimous-only ignores the adjudication: b3's labels agree now, b6's do not.
     assert sorted(e["id"] for e in latest.left_out) == ["b6"]
     assert latest.items.count() == 7
+
+
+def test_the_version_filter_ignores_only_the_value_it_refuses_and_a_blind_one_keeps_search_and_metadata(version):
+    def ids(filters):
+        return sorted(item.query.external_id for item in version_item_list(filters=filters))
+
+    # A labeller nobody is drops only that filter: the label filter still narrows.
+    refused = version_item_filter(version=version, params={"labeller": "nobody", "label": "wrong"}, labellers=["amy"])
+    assert ids(refused) == ["b8"] and "labeller" in refused.form.errors
+    blind = version_item_filter(version=version, params={"label": "wrong", "search": "Revenue"}, sees_all=False)
+    assert set(blind.form.fields) == {"search", "meta_key", "meta_value"}
+    assert len(ids(blind)) == 6 and "b8" not in ids(blind)

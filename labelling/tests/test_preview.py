@@ -1,8 +1,8 @@
-"""The preview panel over probes.execution.run_readonly.
+"""The preview panel over the one result preview (probes/preview.py, on probes.execution.run_readonly).
 
-Most tests put a stand-in with the same signature (run against an in-memory SQLite
-database) in place of run_readonly, to exercise the panel's own logic: comparison,
-refusal and error display.
+Most tests put a stand-in with run_readonly's signature (run against an in-memory SQLite
+database) in its place under the result preview, to exercise the panel's own logic:
+comparison, refusal and error display.
 """
 
 import sqlite3
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 import pytest
 from django.urls import reverse
 
-from labelling import preview as preview_module
 from labelling.preview import query_preview
 from labelling.tests import factories
+from probes import preview as result_preview_module
 from probes.catalogue import catalogue_refresh
 from probes.models import Warehouse
 from probes.warehouses import dsn_env_var, warehouse_register
@@ -31,6 +31,7 @@ class ExecutionResult:
     rows: list
     elapsed_ms: float
     error: str
+    truncated: bool = False
 
 
 def stand_in_run_readonly(*, warehouse, sql, row_cap=None, timeout_s=None):
@@ -50,7 +51,7 @@ def stand_in_run_readonly(*, warehouse, sql, row_cap=None, timeout_s=None):
 
 @pytest.fixture
 def probes_execution(monkeypatch):
-    monkeypatch.setattr(preview_module, "run_readonly", stand_in_run_readonly)
+    monkeypatch.setattr(result_preview_module, "run_readonly", stand_in_run_readonly)
 
 
 def test_the_suggestion_reports_a_match_regardless_of_order_and_case(probes_execution):

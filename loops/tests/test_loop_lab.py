@@ -11,8 +11,8 @@ from django.urls import reverse
 from judges import metrics
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 from loops.loop_model import FIGURES
+from loops.models import RequestAttempt
 from loops.tests.test_policy_replay import SEED_001_CASES, jsonl_for
-from triage.models import RequestAttempt
 from triage.tests import factories
 
 pytestmark = pytest.mark.django_db

@@ -3,8 +3,8 @@
 import pytest
 from django.urls import reverse
 
+from loops.models import RequestAttempt
 from tests.support.access import admitted
-from triage.models import RequestAttempt
 from triage.tests import factories
 
 pytestmark = pytest.mark.django_db

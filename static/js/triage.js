@@ -59,3 +59,23 @@
   window.setTimeout(hide, seconds * 1000);
   toast.querySelectorAll("[data-dismiss]").forEach((button) => button.addEventListener("click", hide));
 })();
+
+// The queue list refreshes itself (htmx polls the `queue-live` partial). A swap must not lose the
+// analyst's place: the link that had focus before the swap gets it back after, wherever its row went.
+(() => {
+  let focusedHref = null;
+  document.addEventListener("htmx:beforeSwap", (event) => {
+    const target = event.detail.target;
+    if (!target || target.id !== "queue-live") return;
+    const active = document.activeElement;
+    focusedHref = active && target.contains(active) ? active.getAttribute("href") : null;
+  });
+  document.addEventListener("htmx:afterSettle", () => {
+    if (!focusedHref) return;
+    const live = document.getElementById("queue-live");
+    const links = live ? Array.from(live.querySelectorAll("a[href]")) : [];
+    const again = links.find((link) => link.getAttribute("href") === focusedHref);
+    focusedHref = null;
+    if (again) again.focus({ preventScroll: true });
+  });
+})();

@@ -2,7 +2,7 @@
 
 The demo gold set (labelling/data/demo_gold.jsonl: 223 items, 45 wrong over 7 classes)
 is judged, 3 draws each, by the three simulated demo judges, with the simulator's own
-decision rule (`judges.simulator.Simulator.decide`, seeded) and no HTTP or database.
+decision rule (`simulator.Simulator.decide`, seeded) and no HTTP or database.
 Labelling is then replayed one item at a time from nothing: in informative-first order
 (`judges.informative`, re-scored after every label as the class counts grow) and in 40
 random orders. After each label the judge comparison's uncertainty is measured on the
@@ -31,7 +31,7 @@ import numpy as np
 
 from judges.informative import informative_order, informative_scores
 from judges.interval_budget import interval_width
-from judges.simulator.vendor import DEFAULT_MODELS, Simulator, Truth
+from simulator.vendor import DEFAULT_MODELS, Simulator, Truth
 
 DEMO_GOLD = Path(__file__).resolve().parents[2] / "labelling" / "data" / "demo_gold.jsonl"
 JUDGES = ("sim-claude-judge", "sim-gpt-judge", "sim-llama-judge")

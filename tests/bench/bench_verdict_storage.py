@@ -34,11 +34,11 @@ from judges.backends import get_backend
 from judges.demo import register_simulated_judges
 from judges.models import CalibrationRun, Verdict
 from judges.services import prompt_prefixes_store
-from judges.simulator import Simulator, anthropic_message, parse_anthropic
 from labelling.demo import demo_gold_load
 from labelling.models import GoldSetVersion
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
+from simulator import Simulator, anthropic_message, parse_anthropic
 
 ROOT = Path(__file__).resolve().parents[2]
 VERDICTS = 100_000

@@ -27,13 +27,12 @@ def start_simulator(latency_ms: float) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen(
         [
             sys.executable,
-            "manage.py",
-            "simulate_vendor",
+            "-m",
+            "simulator",
             "--port",
             str(port),
             "--latency-ms",
             str(latency_ms),
-            "--no-oracle",
         ],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,

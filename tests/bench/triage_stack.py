@@ -47,23 +47,22 @@ print(api_token_issue(client="bench", scopes=["ingest", "read"])[1])
 
 
 def start_simulator(env: dict):
-    """Serve the judges' vendor simulator (200 ms, always right) in its own process, if it exists."""
+    """Serve the vendor simulator (200 ms, always right) in its own process, if it exists."""
 
-    if importlib.util.find_spec("judges.management.commands.simulate_vendor") is None:
+    if importlib.util.find_spec("simulator") is None:
         return None, None
     config = Path(tempfile.mkdtemp()) / "sim.json"
     model = {"family": "simulated", "catch_probability": 1.0, "false_reject_probability": 0.0, "flip_probability": 0.0}
     config.write_text(json.dumps({"models": {"sim-bench": model}}))
     port = SIMULATOR_PORT
     process = subprocess.Popen(
-        [PY, "manage.py", "simulate_vendor", "--port", str(port), "--config", str(config), "--no-oracle"]
-        + ["--latency-ms", str(JUDGE_LATENCY_MS)],
+        [PY, "-m", "simulator", "--port", str(port), "--config", str(config)] + ["--latency-ms", str(JUDGE_LATENCY_MS)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    # 60 s: Django starts slowly on a loaded 2-core host.
+    # 60 s: a loaded 2-core host starts processes slowly.
     for _ in range(300):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()

@@ -13,11 +13,11 @@ import pytest
 from django.db import connections
 from playwright.sync_api import sync_playwright
 
-from judges.management.commands.simulate_vendor import gold_label_oracle
-from judges.simulator import SimModel, Simulator, start_in_thread
+from judges.simulator_truth import gold_label_oracle
 from labelling.demo import DEMO_GOLD_FILE
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import build_demo_warehouse, register_demo_warehouse
+from simulator import SimModel, Simulator, start_in_thread
 from tests.support.fixtures import WorkerProcess
 from tests.support.services import require
 
@@ -147,6 +147,18 @@ def journey_worker(transactional_db, settings, demo_warehouse, journey_simulator
     worker = WorkerProcess(extra_env=env).start()
     yield worker
     worker.discard()
+
+
+def new_judge_submit(page, live_server, *, name: str, backend: str, family: str, model: str, config: str):
+    """Fill the new-judge form and save it; return the summary at the top (it may never appear)."""
+    page.goto(f"{live_server.url}/judges/new/")
+    page.fill("#id_name", name)
+    page.select_option("#id_backend", backend)
+    page.fill("#id_family", family)
+    page.fill("#id_model", model)
+    page.fill("#id_config", config)
+    page.click("button:has-text('Save')")
+    return page.locator("#error-summary")
 
 
 def screenshot(page, name: str) -> Path:

@@ -10,6 +10,7 @@ from judges.models import Verdict
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
 from labelling.services import label_create
 from tests.browser.conftest import log_in
+from tests.browser.test_improving_a_judge import improving_site
 from triage.models import IngestStatus
 from triage.queue import triage_item_claim_next, triage_item_resolve
 from triage.tests.factories import live_query, triage_item
@@ -72,13 +73,15 @@ def pages_for(role: str, site: dict) -> list[str]:
         "/labelling/goldsets/axe/v1/",
         "/labelling/goldsets/axe/agreement/",
         "/labelling/import/",
+        f"/labelling/queries/{site['query'].pk}/adjudication/",  # the item, its labels, the adjudication form
         "/probes/",
         "/probes/demo/catalogue/",
     ]
     triage = ["/triage/", f"/triage/items/{item.pk}/", "/triage/resolved/", "/triage/unjudged/", "/triage/dashboard/"]
     errors = ["/no-such-page/", "/triage/next/"]  # a 404, and a 405 (a POST-only address opened)
     return {
-        "labeller": ["/", *labelling, "/judges/", *errors],  # /judges/ is a 403 for a labeller
+        # /judges/ and /labelling/import/ are 403s for a labeller (the latter says who can import)
+        "labeller": ["/", *labelling, "/judges/", "/labelling/import/", *errors],
         "analyst": ["/", *triage, "/api/docs/", *errors],
         "ml_engineer": ["/", *judges, *errors],
         "admin": [
@@ -90,6 +93,7 @@ def pages_for(role: str, site: dict) -> list[str]:
             "/admin/",
             "/admin/triage/livequery/",
             "/admin/labelling/goldsetversion/",
+            "/admin/triage/triagepolicy/add/",  # the policy form with its 7-day preview
             "/audit/",
             "/probes/add/",
             "/probes/demo/catalogue/",  # an admin's: Test connection, Refresh catalogue, the role advice
@@ -119,4 +123,36 @@ def test_every_page_of_a_role_has_no_serious_or_critical_axe_violation(page, liv
         violations = blocking_violations(page, live_server.url)
         if violations:
             problems[path] = violations
+    assert not problems, problems
+
+
+def test_the_pages_for_improving_a_judge_have_no_serious_or_critical_axe_violation(
+    page, live_server, role_users, journey_simulator
+):
+    """Issue 30's pages on a split version: the dashboard's Split control and badges, Compare versions, the
+    edit page with its candidates and a try's result, the version list and compare page with notes, and
+    the gold set's thresholds form."""
+    site = improving_site()
+    version, tuned = site["version"], site["tuned"]
+    fields = {name: getattr(tuned, name) for name in ("backend", "model", "family", "config")}
+    make_judge_version("tuned", number=2, simulated=True, note="Shows it the fan-outs it missed", **fields)
+    log_in(page, live_server, "ml_engineer-user")
+    problems = {}
+    for path in [
+        f"/judges/dashboard/{version.pk}/?split=dev",
+        f"/judges/dashboard/{version.pk}/compare/?split=dev",
+        f"/judges/{tuned.judge_id}/edit/",
+        f"/judges/{tuned.judge_id}/",
+        f"/judges/{tuned.judge_id}/compare/",
+        "/labelling/goldsets/improve/",
+    ]:
+        page.goto(f"{live_server.url}{path}")
+        if violations := blocking_violations(page, live_server.url):
+            problems[path] = violations
+    page.goto(f"{live_server.url}/judges/{tuned.judge_id}/edit/")
+    page.locator("#candidate-misses input[type=checkbox]").first.check()
+    page.click("#try-button", timeout=90_000)  # the server's first vendor call imports the SDK
+    page.locator("#try-result").wait_for()
+    if violations := blocking_violations(page, live_server.url):
+        problems["the edit page with a try's result"] = violations
     assert not problems, problems

@@ -4,7 +4,7 @@ import pytest
 
 from judges.models import Backend, Judge
 from judges.tests.calibration_builders import make_judge_version
-from tests.browser.conftest import log_in, screenshot
+from tests.browser.conftest import log_in, new_judge_submit, screenshot
 from triage.models import TriagePolicy
 from triage.policy import policy_publish
 
@@ -31,7 +31,9 @@ def test_the_policy_change_page_refuses_k_above_its_judges_starts_a_new_note_and
     page.fill("#id_k", "9")
     page.fill("#id_note", "stricter")
     page.click("input[name=_save]")
-    page.locator(".errornote").wait_for()  # the summary at the top
+    summary = page.locator("#error-summary")
+    summary.wait_for()  # the summary at the top, naming the reason
+    assert "k must be between 1 and 1" in summary.inner_text()
     assert "k" in page.inner_text(".field-k .errorlist") and "1" in page.inner_text(".field-k .errorlist")
     assert TriagePolicy.objects.count() == 1
 
@@ -48,14 +50,15 @@ def test_a_base_url_a_non_admin_may_not_set_is_refused_at_the_top_naming_the_sim
     page, live_server, role_users
 ):
     log_in(page, live_server, "ml_engineer-user")
-    page.goto(f"{live_server.url}/judges/new/")
-    page.fill("#id_name", "pointed-at-simulator")
-    page.select_option("#id_backend", "anthropic")
-    page.fill("#id_family", "claude")
-    page.fill("#id_model", "claude-sim")
-    page.fill("#id_config", '{"base_url": "http://127.0.0.1:9/v1"}')
-    page.click("button:has-text('Save')")
-    summary = page.locator("#error-summary")
+    summary = new_judge_submit(
+        page,
+        live_server,
+        name="pointed-at-simulator",
+        backend="anthropic",
+        family="claude",
+        model="claude-sim",
+        config='{"base_url": "http://127.0.0.1:9/v1"}',
+    )
     summary.wait_for()
     assert summary.bounding_box()["y"] < 600  # seen without scrolling, not 1,400 px down the page
     assert "only an admin" in summary.inner_text() and '{"simulated": true}' in summary.inner_text()

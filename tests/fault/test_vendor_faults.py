@@ -8,8 +8,8 @@ from django.db.models import Count
 
 from judges.models import CalibrationRun, RunStatus, Verdict
 from judges.services import calibration_run_start
-from judges.simulator import SimModel, Simulator, start_in_thread
 from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
+from simulator import SimModel, Simulator, start_in_thread
 from tests.support.fixtures import WorkerProcess, wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.slow]

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from judges.models import Judge, JudgeVersion
 from judges.services import judge_create
+from judges.tests.calibration_builders import labels, make_gold_set
 from labelling.models import GoldSet, Query
 from labelling.services import adjudication_create, goldset_publish
 from probes.models import Warehouse
@@ -148,3 +149,12 @@ def test_the_export_streams_csv_and_json_of_what_the_filters_keep(client_for, ro
     text = b"".join(as_csv.streaming_content).decode()
     assert text.splitlines()[0].startswith('"id","timestamp","actor"')
     assert "exported" in text and "triage.triagepolicy" in text
+
+
+def test_the_audit_page_shows_an_entry_whose_model_has_a_field_named_items(admin_client):
+    # A gold-set version's audited fields include `items`: a template reading `changes.items`
+    # got that field's value instead of the dict's method, and the page answered 500.
+    make_gold_set("audited-items", labels(2, 2))
+    response = admin_client.get(reverse("audit-log"))
+    assert response.status_code == 200
+    assert "<code>items</code>" in response.content.decode()

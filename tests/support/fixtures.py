@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group
-from django.core.cache import cache
+from django.core.cache import caches
 from django.db import connection
 
 from config.celery import app as celery_app
@@ -20,12 +20,18 @@ from config.roles import ALL_ROLES, ensure_role_groups
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def caches_clear():
+    """Empty every configured cache of this process (tokens, warehouses, calibration loads)."""
+    for each in caches.all():
+        each.clear()
+
+
 @pytest.fixture(autouse=True)
 def _empty_process_cache():
     """Start every test with an empty in-process cache: rows one test cached (tokens,
     warehouses) must not outlive the transaction that rolled them back."""
 
-    cache.clear()
+    caches_clear()
 
 
 @pytest.fixture

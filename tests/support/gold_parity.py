@@ -17,7 +17,6 @@ from psycopg import sql as pgsql
 from judges.demo import run_inline
 from judges.models import Verdict
 from judges.services import judge_create
-from judges.simulator import SimModel, Simulator, start_in_thread
 from labelling.goldset_io import goldset_import
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import build_demo_warehouse, comparable_rows, create_reader_role
@@ -25,6 +24,7 @@ from probes.execution import run_readonly
 from probes.outcome import execution_outcome
 from probes.verifier import verify
 from probes.warehouses import warehouse_register
+from simulator import SimModel, Simulator, start_in_thread
 from tests.support.services import require_postgres_server
 
 GOLD_FILE = Path(__file__).resolve().parents[2] / "labelling" / "data" / "demo_gold.jsonl"

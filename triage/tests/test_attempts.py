@@ -7,7 +7,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
-from triage.models import LiveQuery, RequestAttempt
+from loops.models import RequestAttempt
+from triage.models import LiveQuery
 from triage.tests import factories
 
 pytestmark = pytest.mark.django_db

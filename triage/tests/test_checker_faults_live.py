@@ -16,13 +16,13 @@ import pytest
 from psycopg import sql
 
 from judges.models import Verdict
-from judges.simulator import SimModel, Simulator, start_in_thread
 from judges.tests.factories import simulated_version
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import create_reader_role
 from probes.tests import shop
 from probes.tests.conftest import drop_role, unique_name
 from probes.warehouses import dsn_env_var, warehouse_register
+from simulator import SimModel, Simulator, start_in_thread
 from tests.support.services import require_postgres_server
 from triage import tasks as triage_tasks  # noqa: F401 — eager mode below runs them in this process
 from triage.models import IngestStatus, LiveQuery, TriageItem

@@ -14,8 +14,8 @@ from django.conf import settings
 from django.db import connection
 
 from judges.models import Verdict
-from judges.simulator import SimModel, Simulator, start_in_thread
 from judges.tests.factories import simulated_version
+from simulator import SimModel, Simulator, start_in_thread
 from tests.support.fixtures import WorkerProcess, wait_for
 from triage import pipeline
 from triage.models import IngestStatus, LiveQuery

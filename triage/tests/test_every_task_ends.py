@@ -168,7 +168,8 @@ def test_a_replay_judge_is_refused_in_a_triage_policy_with_a_message():
     with pytest.raises(ValidationError) as refused:
         policy_publish(changes={}, judge_versions=[judge, replay_version("promptfoo-judge")])
     assert refused.value.message_dict["judge_versions"] == [
-        "a replay judge holds imported verdicts only and cannot judge live queries: promptfoo-judge v1"
+        "promptfoo-judge v1 cannot judge live traffic: it replays verdicts imported from elsewhere "
+        "and has nothing to answer a new query with."
     ]
     assert not TriagePolicy.objects.exists()
 
@@ -189,5 +190,5 @@ def test_the_admin_refuses_a_policy_with_a_replay_judge_and_says_why(client_for,
     }
     response = client_for("admin").post(reverse("admin:triage_triagepolicy_add"), form)
     assert response.status_code == 200
-    assert "cannot judge live queries: promptfoo-judge v1" in response.content.decode()
+    assert "promptfoo-judge v1 cannot judge live traffic: it replays verdicts" in response.content.decode()
     assert not TriagePolicy.objects.exists()

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from triage.models import TriageStatus
-from triage.selectors import QueueFilters, queue_items
+from triage.selectors import queue_items
 from triage.tests.factories import triage_item
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +23,7 @@ def test_the_queue_downloads_in_the_page_s_order(client, role_users):
     triage_item(judges_agreeing=1)
     triage_item(judges_agreeing=3, probe_confirmed=True)
     client.force_login(role_users["analyst"])
-    expected = [item.pk for item in queue_items(filters=QueueFilters())]
+    expected = [item.pk for item in queue_items(params={})]
     data = json.loads(b"".join(client.get(reverse("triage:queue_export", args=["json"])).streaming_content))
     assert [record["id"] for record in data] == expected
     rows = rows_of(client.get(reverse("triage:queue_export", args=["csv"])))

@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from labelling.services import goldset_fitness_thresholds_set
 from triage.live_fitness import level_below, live_fitness
 from triage.models import Alert, EstimateSnapshot
 from triage.monitoring import calibration_for_live_judge
@@ -69,3 +70,17 @@ def test_a_steady_judge_keeps_its_calibrated_live_fitness():
     call_command("monitor_judges")
     assert not Alert.objects.filter(kind=Alert.Kind.CATCH_DRIFT).exists()
     assert EstimateSnapshot.objects.get(judge_version=version).details["live_fitness"]["level"] == "gate"
+
+
+@pytest.mark.django_db
+def test_the_policy_page_holds_live_judges_to_their_gold_sets_thresholds(admin_client):
+    version = factories.judge_version()
+    policy = policy_publish(changes={}, judge_versions=[version])
+    calibrate(version, wrong=200, correct=400, catch=0.95, false_reject=0.01)
+    url = reverse("admin:triage_triagepolicy_change", args=[policy.pk])
+    assert 'data-fitness="gate"' in admin_client.get(url).content.decode()
+    gold_set = version.calibration_runs.get().gold_set_version.gold_set
+    goldset_fitness_thresholds_set(gold_set=gold_set, catch_lower=0.99, false_reject_upper=0.05, kappa_lower=0.6)
+    page = admin_client.get(url).content.decode()
+    assert 'data-fitness="gate"' not in page and "below 0.99 (gold set" in page
+    assert calibration_for_live_judge(version).fitness["level"] != "gate"

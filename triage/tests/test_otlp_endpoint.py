@@ -9,8 +9,9 @@ from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from labelling.models import Query, QuerySource
+from loops.models import RequestAttempt
 from triage import otlp_views
-from triage.models import LiveQuery, OtlpExportCounts, OtlpHeldSpan, OtlpMapping, RequestAttempt
+from triage.models import LiveQuery, OtlpExportCounts, OtlpHeldSpan, OtlpMapping
 from triage.otlp_models import otlp_mapping_forget
 from triage.tests import factories
 from triage.tests.otlp_support import Spans, json_body, protobuf_body

@@ -15,7 +15,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from triage.models import LiveQuery, OtlpExportCounts, OtlpHeldSpan, RequestAttempt
+from loops.models import RequestAttempt
+from triage.models import LiveQuery, OtlpExportCounts, OtlpHeldSpan
 from triage.tests import factories
 from triage.tests.otlp_support import json_body
 

@@ -40,6 +40,7 @@ def posts(item):
         (reverse("triage:reopen", args=[item.pk]), {"admin"}),
         (reverse("triage:acknowledge_alert", args=[1]), {"admin"}),
         (reverse("triage:resolve_alert", args=[1]), {"admin"}),
+        (reverse("triage:policy_preview"), {"admin"}),
     ]
 
 

@@ -13,8 +13,8 @@ for module in ("probes.verifier", "probes.fanout", "probes.selectors", "probes.e
     pytest.importorskip(module, reason=f"{module} is not merged yet")
 
 from judges.models import Backend, Judge, JudgeVersion, Verdict  # noqa: E402
-from judges.simulator import SimModel, Simulator, start_in_thread  # noqa: E402
 from judges.tests.factories import simulated_version  # noqa: E402
+from simulator import SimModel, Simulator, start_in_thread  # noqa: E402
 from triage.models import IngestStatus, LiveQuery, TriageItem  # noqa: E402
 from triage.pipeline import live_query_process  # noqa: E402
 from triage.policy import policy_publish  # noqa: E402

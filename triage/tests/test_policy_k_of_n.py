@@ -48,7 +48,10 @@ def test_a_saved_policy_is_checked_against_its_own_judges_by_clean():
     assert "k" in refused.value.message_dict
 
 
-def test_the_admin_form_puts_the_message_on_the_k_field():
+def test_the_admin_form_puts_the_message_on_the_k_field(settings):
+    settings.ANTHROPIC_API_KEY = (
+        "key-of-this-environment"  # the factory's judges call Anthropic: the form checks its key is set
+    )
     judge = factories.judge_version()
     data = {
         "judge_versions": [judge.pk],
@@ -65,7 +68,10 @@ def test_the_admin_form_puts_the_message_on_the_k_field():
     assert TriagePolicyForm(data={**data, "k": 1}).is_valid()
 
 
-def test_the_admin_refuses_the_policy_and_says_why(client, role_users):
+def test_the_admin_refuses_the_policy_and_says_why(client, role_users, settings):
+    settings.ANTHROPIC_API_KEY = (
+        "key-of-this-environment"  # the factory's judges call Anthropic: the form checks its key is set
+    )
     admin = role_users["admin"]
     admin.is_staff = True
     admin.save()

@@ -10,7 +10,7 @@ from labelling.models import Label, LabelSource
 from tests.support.concurrency import run_concurrently
 from triage.models import ResolutionEvent, TriageItem, TriageStatus
 from triage.queue import triage_item_claim_next, triage_item_reopen, triage_item_resolve
-from triage.selectors import QueueFilters, queue_items
+from triage.selectors import queue_filter, queue_items
 from triage.tests import factories
 
 
@@ -20,7 +20,7 @@ def test_the_queue_puts_probe_confirmed_first_then_agreement_then_age():
     three_judges = factories.triage_item(judges_agreeing=3)
     new_one_judge = factories.triage_item(judges_agreeing=1)
     confirmed = factories.triage_item(probe_confirmed=True, judges_agreeing=0)
-    order = [item.pk for item in queue_items(filters=QueueFilters())]
+    order = [item.pk for item in queue_items(params={})]
     assert order == [confirmed.pk, three_judges.pk, old_one_judge.pk, new_one_judge.pk]
 
 
@@ -30,7 +30,7 @@ def test_items_past_the_sla_are_marked():
     late = factories.triage_item()
     TriageItem.objects.filter(pk=late.pk).update(created_at=timezone.now() - timedelta(hours=2))
     fresh = factories.triage_item()
-    marks = {item.pk: item.sla_breached for item in queue_items(filters=QueueFilters())}
+    marks = {item.pk: item.sla_breached for item in queue_items(params={})}
     assert marks == {late.pk: True, fresh.pk: False}
 
 
@@ -40,8 +40,17 @@ def test_filters_narrow_the_queue_by_warehouse_and_guess():
     mine = factories.triage_item(error_class_guess="join_fanout")
     factories.triage_item(wh=other, error_class_guess="join_fanout")
     factories.triage_item(error_class_guess="missing_filter")
-    found = queue_items(filters=QueueFilters(warehouse="shop", error_class="join_fanout"))
+    found = queue_items(params={"warehouse": "shop", "error_class": "join_fanout"})
     assert [item.pk for item in found] == [mine.pk]
+
+
+@pytest.mark.django_db
+def test_a_filter_value_the_form_refuses_filters_nothing_and_is_not_passed_on():
+    mine = factories.triage_item(error_class_guess="join_fanout")
+    params = {"warehouse": "shop", "judge": "not-a-number", "probe": "gremlins", "older_than": "0", "q": "  "}
+    filters = queue_filter(params=params)
+    assert [item.pk for item in filters.qs] == [mine.pk]
+    assert filters.params() == {"warehouse": "shop"}, "links, the claim form and the download carry only valid filters"
 
 
 @pytest.mark.django_db
@@ -70,7 +79,7 @@ def test_an_expired_claim_returns_to_the_queue(role_users, django_user_model):
     other = django_user_model.objects.create_user("analyst-2")
     assert triage_item_claim_next(analyst=other) is None
     TriageItem.objects.filter(pk=item.pk).update(claim_expires_at=timezone.now() - timedelta(seconds=1))
-    assert [i.pk for i in queue_items(filters=QueueFilters())] == [item.pk]
+    assert [i.pk for i in queue_items(params={})] == [item.pk]
     reclaimed = triage_item_claim_next(analyst=other)
     assert reclaimed.pk == item.pk and reclaimed.assignee == other
     with pytest.raises(PermissionDenied):

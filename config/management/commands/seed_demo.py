@@ -11,6 +11,7 @@ from config.env import env_text
 from config.private_files import write_private_file
 from config.roles import ALL_ROLES, ensure_role_groups
 from judges import demo as judges_demo
+from judges.simulator_truth import simulator_truth_path, simulator_truth_write
 from labelling.demo import demo_gold_load
 from labelling.models import Query
 from probes.catalogue import catalogue_refresh
@@ -53,11 +54,19 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--quiet-logins", action="store_true", help="Do not print the demo logins.")
         parser.add_argument("--logins-only", action="store_true", help="Only print the demo logins.")
+        parser.add_argument(
+            "--calibration-only",
+            action="store_true",
+            help="Only run the demo calibration (make run does, once its simulator answers).",
+        )
 
-    def handle(self, *args, quiet_logins=False, logins_only=False, **options):
+    def handle(self, *args, quiet_logins=False, logins_only=False, calibration_only=False, **options):
         password = demo_password()
         if logins_only:
             self.print_logins(password)
+            return
+        if calibration_only:
+            run_demo_calibration(self.stdout)
             return
         created = ensure_demo_users(password)
         self.stdout.write(f"demo users: {len(created)} created, {len(DEMO_USERS) - len(created)} already there")
@@ -77,16 +86,34 @@ class Command(BaseCommand):
         return [
             load_demo_warehouse,
             demo_gold_load,
+            write_simulator_truth,
             run_demo_calibration,
             publish_demo_triage_policy,
             ingest_demo_live_traffic,
         ]
 
 
+def write_simulator_truth(stdout):
+    """Write the gold labels where `make run`'s vendor simulator reads its truth (only where it is on)."""
+    if not settings.VENDOR_SIMULATOR_ENABLED:
+        stdout.write("simulator truth: the vendor simulator is off here, not written")
+        return
+    rows = simulator_truth_write(simulator_truth_path())
+    stdout.write(f"simulator truth: {rows} SQL texts written for the vendor simulator")
+
+
 def run_demo_calibration(stdout):
-    """Register the simulated judges and finish one calibration run, so the dashboard has data."""
-    run_ = judges_demo.run_demo_calibration()
+    """Register the simulated judges and finish one calibration run, so the dashboard has data.
+
+    The judges call the vendor simulator, a process of its own: without one answering at
+    VENDOR_SIMULATOR_URL the step is skipped, and `seed_demo --calibration-only` runs it later.
+    """
     judges_demo.register_ladder_judges()
+    url = settings.VENDOR_SIMULATOR_URL
+    if not (settings.VENDOR_SIMULATOR_ENABLED and judges_demo.simulator_is_up(url)):
+        stdout.write(f"demo calibration: no vendor simulator answers at {url}, skipped")
+        return
+    run_ = judges_demo.run_demo_calibration()
     if run_ is None:
         stdout.write("demo calibration: no demo gold set, skipped")
         return

@@ -91,6 +91,8 @@ class Command(BaseCommand):
             raise CommandError(
                 f"cannot read {exc.filename or path}: {exc.strerror or exc} (nothing was imported)"
             ) from exc
+        for warning in version.import_summary.warnings():
+            self.stdout.write(self.style.WARNING(f"Warning: {warning}"))
         if not version.published_now:
             self.stdout.write(
                 f"Nothing changed: no version published; {version} is current ({version.items.count()} items)."

@@ -3,7 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from triage.attempts import request_attempts_import
+from loops.attempts import request_attempts_import
 
 
 class Command(BaseCommand):

@@ -98,6 +98,38 @@ def encoded_row(*, question, sql, warehouse, external_id=None, attempts=None, di
     return json.dumps(row, ensure_ascii=False).encode()
 
 
+def queue_row(admit, fields: dict, stats: ClientStats) -> bool:
+    """Encode one query and hand it to `admit`, the client's own queueing; never raise to the caller.
+
+    A query that cannot be encoded is counted as rejected; whatever `admit` raises is counted as
+    dropped: nothing may reach the caller's request path.
+    """
+    try:
+        row = encoded_row(**fields)
+    except (TypeError, ValueError) as error:
+        stats.add("rejected", error=f"cannot encode the query: {error}")
+        logger.error("docket_client: query not queued, it cannot be encoded as JSON: %s", error)
+        return False
+    try:
+        return admit(row)
+    except Exception as error:  # noqa: BLE001 - nothing may reach the caller's request path
+        stats.add("dropped", error=str(error))
+        logger.exception("docket_client: query not queued")
+        return False
+
+
+def admitted(queue, row: bytes, *, closing: bool, options: Options, stats: ClientStats) -> bool:
+    """Append a row to a client's queue unless the client is closing or the queue is full (counted and logged)."""
+    if closing or len(queue) >= options.max_queue_size:
+        reason = "the client is closed" if closing else "the queue is full"
+        stats.add("dropped", error=f"query dropped: {reason}")
+        logger.warning("docket_client: query dropped, %s (%d waiting)", reason, len(queue))
+        return False
+    queue.append((time.monotonic(), row))
+    stats.add("queued")
+    return True
+
+
 def batch_body(rows: list[bytes]) -> bytes:
     return b"[" + b",".join(rows) + b"]"
 

@@ -19,7 +19,7 @@ import logging
 import time
 import weakref
 
-from docket_client._delivery import ClientStats, Options, Post, delivery, encoded_row
+from docket_client._delivery import ClientStats, Options, Post, admitted, delivery, queue_row
 from docket_client._transport import HttpTransport
 from docket_client.client import deliver_blocking
 
@@ -94,27 +94,14 @@ class AsyncDocketClient:
         )
 
     def _queue_query(self, **fields) -> bool:
-        try:
-            row = encoded_row(**fields)
-        except (TypeError, ValueError) as error:
-            self.stats.add("rejected", error=f"cannot encode the query: {error}")
-            logger.error("docket_client: query not queued, it cannot be encoded as JSON: %s", error)
+        return queue_row(self._admit, fields, self.stats)
+
+    def _admit(self, row: bytes) -> bool:
+        if not admitted(self._queue, row, closing=self._closing, options=self.options, stats=self.stats):
             return False
-        try:
-            if self._closing or len(self._queue) >= self.options.max_queue_size:
-                reason = "the client is closed" if self._closing else "the queue is full"
-                self.stats.add("dropped", error=f"query dropped: {reason}")
-                logger.warning("docket_client: query dropped, %s (%d waiting)", reason, len(self._queue))
-                return False
-            self._queue.append((time.monotonic(), row))
-            self._accepted += 1
-            self.stats.add("queued")
-            self._wake()
-            return True
-        except Exception as error:  # noqa: BLE001 - nothing may reach the caller's request path
-            self.stats.add("dropped", error=str(error))
-            logger.exception("docket_client: query not queued")
-            return False
+        self._accepted += 1
+        self._wake()
+        return True
 
     @property
     def pending(self) -> int:

@@ -20,7 +20,7 @@ import threading
 import time
 import weakref
 
-from docket_client._delivery import ClientStats, Options, Post, delivery, encoded_row
+from docket_client._delivery import ClientStats, Options, Post, admitted, delivery, queue_row
 from docket_client._transport import HttpTransport
 
 logger = logging.getLogger("docket_client")
@@ -72,37 +72,22 @@ class DocketClient:
         self, *, question, sql, warehouse, external_id=None, attempts=None, dialect=None, metadata=None
     ) -> bool:
         """Queue one query for sending; return False if it was not queued (the reason is logged and counted)."""
-        try:
-            row = encoded_row(
-                question=question,
-                sql=sql,
-                warehouse=warehouse,
-                external_id=external_id,
-                attempts=attempts,
-                dialect=dialect,
-                metadata=metadata,
-            )
-        except (TypeError, ValueError) as error:
-            self.stats.add("rejected", error=f"cannot encode the query: {error}")
-            logger.error("docket_client: query not queued, it cannot be encoded as JSON: %s", error)
-            return False
-        try:
-            return self._enqueue(row)
-        except Exception as error:  # noqa: BLE001 - nothing may reach the caller's request path
-            self.stats.add("dropped", error=str(error))
-            logger.exception("docket_client: query not queued")
-            return False
+        fields = {
+            "question": question,
+            "sql": sql,
+            "warehouse": warehouse,
+            "external_id": external_id,
+            "attempts": attempts,
+            "dialect": dialect,
+            "metadata": metadata,
+        }
+        return queue_row(self._enqueue, fields, self.stats)
 
     def _enqueue(self, row: bytes) -> bool:
         with self._lock:
-            if self._closing or len(self._queue) >= self.options.max_queue_size:
-                reason = "the client is closed" if self._closing else "the queue is full"
-                self.stats.add("dropped", error=f"query dropped: {reason}")
-                logger.warning("docket_client: query dropped, %s (%d waiting)", reason, len(self._queue))
+            if not admitted(self._queue, row, closing=self._closing, options=self.options, stats=self.stats):
                 return False
-            self._queue.append((time.monotonic(), row))
             self._accepted += 1
-            self.stats.add("queued")
             self._ensure_thread()
             self._changed.notify_all()
             return True

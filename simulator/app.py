@@ -1,6 +1,8 @@
 """The simulator's HTTP routes, independent of the transport: (method, path, headers, body) -> response.
 
-`server.SimulatorServer` hands each request here; the answers come from `vendor.Simulator`.
+`server.py` (aiohttp) hands each request here; the answers come from `vendor.Simulator`.
+A route matches by the end of its path, so a base URL with a prefix of its own
+(`http://host/openai` for an OpenAI-compatible server) reaches the same answers.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import json
 import re
 import time
 
-from judges.simulator import batches
-from judges.simulator.formats import (
+from simulator import batches
+from simulator.formats import (
     anthropic_message,
     json_response,
     openai_completion,
@@ -21,7 +23,7 @@ from judges.simulator.formats import (
     parse_openai,
     stamped,
 )
-from judges.simulator.vendor import ApiError, Simulator, raise_fault
+from simulator.vendor import ApiError, Simulator, raise_fault
 
 BATCH_PATH = re.compile(r"^/v1/messages/batches/([\w-]+)(/results)?/?$")
 # How many of the last calls' keys `GET /_sim/keys` reports.
@@ -75,10 +77,31 @@ class SimulatorApp:
             return json_response(200, dict(self.simulator.stats))
         if path.rstrip("/") == "/_sim/keys":
             return json_response(200, {"keys": list(self.received_keys)})
+        if path.rstrip("/") == "/v1/models":
+            return json_response(200, self.models_list())
         batch = BATCH_PATH.match(path)
         if batch:
             return self.batch_get(batch.group(1), results=bool(batch.group(2)))
         return json_response(404, {"error": {"type": "not_found_error", "message": path}})
+
+    def models_list(self) -> dict:
+        """The models it serves, as both vendors list theirs (`GET /v1/models`; one page, in name order).
+
+        A name not listed is answered too, with the default behaviour: a judge's form asks this list so a
+        simulated judge names a model whose behaviour was set, not a vendor's name the simulator only imitates.
+        """
+        names = sorted(self.simulator.models)
+        data = [
+            {"id": name, "type": "model", "object": "model", "display_name": name, "created_at": "2025-01-01T00:00:00Z"}
+            for name in names
+        ]
+        return {
+            "object": "list",
+            "data": data,
+            "has_more": False,
+            "first_id": names[0] if names else None,
+            "last_id": names[-1] if names else None,
+        }
 
     async def answer_api(self, body: dict, *, anthropic: bool) -> tuple[int, dict, bytes]:
         """Answer one Messages / Chat Completions call, counted while in flight."""

@@ -1,9 +1,9 @@
 """The vendors' wire formats: read an Anthropic or OpenAI request, write their answers.
 
 Only shapes live here; what the answer says comes from `vendor.Simulator`. Every answer
-carries the simulator's marker (`judges/backends/simulator_marker.py`): a field in each
-JSON body and a header on every response. Docket's backends record a verdict as
-simulated from that marker alone.
+carries the simulator's marker (`conventions.py`): a field in each JSON body and a header
+on every response. Docket's backends record a verdict as simulated from that marker alone
+(`judges/backends/simulator_marker.py`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import re
 import time
 import uuid
 
-from judges.backends.simulator_marker import SIMULATOR_FIELD, SIMULATOR_HEADER
-from judges.simulator.vendor import ApiError
+from simulator.conventions import SIMULATOR_FIELD, SIMULATOR_HEADER
+from simulator.vendor import ApiError
 
 SQL_BLOCK = re.compile(r"<sql[^>]*>\s*(.*?)\s*</sql>", re.S)
 

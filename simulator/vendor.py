@@ -6,8 +6,9 @@ usual answer, its latency, and injected faults (429 with retry-after, 529, 500, 
 malformed tool output). To know what is true it reads, in order:
 
 1. a marker in the SQL, e.g. `-- sim: wrong join_fanout` or `-- sim: correct fault=500x2`;
-2. an oracle (the `simulate_vendor` command looks up Docket's gold labels by SQL
-   fingerprint, `judges/simulator/oracle.py`);
+2. an oracle: a callable handed in (Docket's tests hand `judges/simulator_truth.py`
+   `gold_label_oracle`), or a truth file (`truth.py`, written by Docket's
+   `export_simulator_truth`);
 3. otherwise it treats the SQL as correct.
 
 Token usage follows the vendors' caching rules (minimum cacheable length per model
@@ -27,11 +28,8 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields
 
-from judges.backends.cache_minimums import OPENAI_CACHE_MINIMUM, OPENAI_CACHE_STEP, anthropic_cache_minimum
-from labelling.models import ErrorClass
+from simulator.conventions import ERROR_CLASSES, OPENAI_CACHE_MINIMUM, OPENAI_CACHE_STEP, anthropic_cache_minimum
 
-# One list of error classes, shared with labels (labelling.models.ErrorClass).
-ERROR_CLASSES = list(ErrorClass.values)
 MARKER = re.compile(r"sim:\s*([^\n]*)")
 FAULT = re.compile(r"^(429|529|500|timeout|malformed)(?:x(\d+))?$")
 
@@ -93,6 +91,15 @@ class Truth:
     faults: list = field(default_factory=list)  # [(kind, times or None)]
     join_table: str = ""
     grain_key: str = ""
+
+
+def truth_of_label(label: dict) -> Truth:
+    """Read a label an oracle gives as plain data: {"wrong": bool, "error_class": "a;b"}.
+
+    The first of the label's classes a simulated judge knows is its truth (several are "a;b").
+    """
+    classes = (label.get("error_class") or "").split(";")
+    return Truth(wrong=bool(label.get("wrong")), error_class=next((c for c in classes if c in ERROR_CLASSES), ""))
 
 
 def parse_marker(sql: str) -> Truth | None:
@@ -187,7 +194,7 @@ class Simulator:
         if self.oracle is not None:
             found = self.oracle(sql)
             if found is not None:
-                return found
+                return found if isinstance(found, Truth) else truth_of_label(found)
         return Truth()
 
     def fault_for(self, model: SimModel, truth: Truth, item_key: str) -> str | None:

@@ -7,9 +7,9 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from judges.backends.simulator_marker import SIMULATOR_FIELD
-from judges.simulator.formats import anthropic_message, parse_anthropic
-from judges.simulator.vendor import ApiError, Simulator, raise_fault
+from simulator.conventions import SIMULATOR_FIELD
+from simulator.formats import anthropic_message, parse_anthropic
+from simulator.vendor import ApiError, Simulator, raise_fault
 
 
 def _iso(moment: float) -> str:

@@ -1,0 +1,39 @@
+"""A monitoring pass asked for in the browser ("Compute it now"): its task's progress, judge by judge."""
+
+from django.conf import settings
+from django.db import models
+
+
+class MonitorPass(models.Model):
+    """One "monitor now": queued, running (judges_done of judges_total), then done or failed."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    judges_total = models.PositiveIntegerField(default=0)
+    judges_done = models.PositiveIntegerField(default=0)
+    message = models.TextField(blank=True)  # the outcome, in words: estimates stored, or why it failed
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return f"monitoring pass {self.pk}: {self.status}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def percent(self) -> float:
+        done = self.judges_total if self.status == self.Status.DONE else self.judges_done
+        return round(100 * done / self.judges_total, 1) if self.judges_total else 0.0
