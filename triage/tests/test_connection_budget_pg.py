@@ -104,6 +104,10 @@ PROCESSES = 8
 PROCESS_BUDGET = 2
 LIVE_JUDGES = 4
 QUERIES_PER_PROCESS = 2
+# A judge thread closes its connection as its turn ends and the next one opens its own at
+# once; PostgreSQL lists the closed one until its backend process has exited, so a sample
+# can see a backend or two of the moment before (a count of 18 was seen once, under 8 × 2 + 1).
+EXITING = 2
 
 
 class BudgetedWorker(WorkerProcess):
@@ -190,8 +194,8 @@ def test_eight_worker_processes_stay_within_eight_budgets_and_would_not_without_
         budgeted.discard()
         unbudgeted.discard()
     # Each process: its task's connection and one judge thread's, never more; plus this test's.
-    assert peak_budgeted <= PROCESSES * PROCESS_BUDGET + 1
+    assert peak_budgeted <= PROCESSES * PROCESS_BUDGET + 1 + EXITING
     # The processes did judge side by side, and their judge threads did reach the database.
     assert peak_budgeted > PROCESSES + 1
     # Without the budget the same work holds more than the 8 budgets allow.
-    assert peak_unbudgeted > PROCESSES * PROCESS_BUDGET + 1, (peak_budgeted, peak_unbudgeted)
+    assert peak_unbudgeted > PROCESSES * PROCESS_BUDGET + 1 + EXITING, (peak_budgeted, peak_unbudgeted)
