@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from scipy.stats import binomtest
 
 from judges import metrics
 
@@ -84,6 +83,8 @@ def mcnemar_exact(b_only: int, a_only: int) -> float:
     discordant = int(b_only) + int(a_only)
     if discordant == 0:
         return 1.0
+    from scipy.stats import binomtest  # noqa: PLC0415 — scipy.stats takes seconds to import; only this test needs it
+
     return float(binomtest(int(b_only), discordant, 0.5, alternative="two-sided").pvalue)
 
 

@@ -57,9 +57,9 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
     entry.update(summary)
     # Per category, precision, NPV and class accuracy (judges.class_metrics), on the version's taxonomy.
     entry.update(judge_class_figures(data, column))
-    # Gate, monitor or explore, from the bounds (judges.fitness); κ's interval by the paired bootstrap.
+    # Gate, monitor or explore, from the bounds (judges.fitness); κ's interval by a bootstrap of the items.
     probs = data.probs[:, column]
-    judged = sorted(np.flatnonzero(~np.isnan(probs)).tolist(), key=lambda i: data.external_ids[i])
+    judged = np.flatnonzero(~np.isnan(probs))
     thresholds = fitness_thresholds_of(data.gold_set_version.gold_set)  # the gold set's own (issue 30)
     entry.update(judge_fitness(entry, probs, data.is_wrong, data.error_class, judged, thresholds))
     # How many labelled items an interval of a chosen width, or a difference detected, would need.

@@ -10,11 +10,13 @@ difference is known, else as if the two rates were measured on independent items
 from __future__ import annotations
 
 import math
-
-from scipy.stats import norm
+from statistics import NormalDist
 
 from judges import metrics
 
+# The stdlib's normal quantile, not scipy.stats: importing scipy.stats took seconds at every
+# command's start-up (issue 33), and this is the one figure it served here.
+STANDARD_NORMAL = NormalDist()
 MAX_ITEMS = 10_000_000
 DEFAULT_POWER = 0.8
 DEFAULT_ALPHA = 0.05
@@ -64,7 +66,7 @@ def items_to_detect(
     d = abs(float(difference))
     if not 0 < d <= 1:
         return None
-    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    z = STANDARD_NORMAL.inv_cdf(1 - alpha / 2) + STANDARD_NORMAL.inv_cdf(power)
     if paired_variance is not None:
         variance = max(float(paired_variance), d - d * d)
     else:

@@ -7,14 +7,22 @@ makes a redelivered or retried task do nothing twice. Queues are routed in setti
 import logging
 
 from celery import shared_task
+from celery.signals import worker_init
 from django.db import transaction
 
 from config.task_retry import RETRY_ON_TRANSIENT
+from judges.backends.vendors import vendor_sdks_import
 from judges.models import CalibrationRun, RunChunk
 from judges.runner import run_chunk_execute
 from judges.services import calibration_run_plan, run_chunks_enqueue, run_lanes_enqueue, run_stale_chunks_requeue
 
 log = logging.getLogger(__name__)
+
+
+@worker_init.connect
+def vendor_sdks_preload(**_):
+    """Import the vendor SDKs in the worker's parent process, before it forks its pool."""
+    vendor_sdks_import()
 
 
 @shared_task(name="judges.plan_calibration_run", **RETRY_ON_TRANSIENT)

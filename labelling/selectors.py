@@ -5,7 +5,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from django.db.models import Q
+from django.contrib.auth import get_user_model
+from django.db.models import Exists, OuterRef, Q
 
 from config.keyset import keyset_chunks
 from labelling.filters import VersionItemFilter
@@ -284,9 +285,13 @@ def version_item_record_list(*, filters: VersionItemFilter, chunk: int = 1000) -
 
 def version_labeller_names(*, version) -> list[str]:
     """Who holds a current label on an item of the version (the browse page's labeller choice)."""
-    return list(
-        Label.objects.filter(query__version_items__version=version, is_current=True, labeller__isnull=False)
-        .order_by("labeller__username")
-        .values_list("labeller__username", flat=True)
-        .distinct()
-    )
+    # A first-label lookup per labeller (the label index by labeller answers each at once),
+    # not one join over every label of the version: the planner hashed all the version's
+    # items for that, a cost that grew with them (issue 33, bench_growth's version page).
+    labellers = get_user_model().objects.filter(Exists(Label.objects.filter(labeller=OuterRef("pk"))))
+    holds = Label.objects.filter(query__version_items__version=version, is_current=True)
+    return [
+        username
+        for pk, username in labellers.order_by("username").values_list("pk", "username")
+        if holds.filter(labeller_id=pk).exists()
+    ]

@@ -27,6 +27,7 @@ urlpatterns = [
         "goldsets/<slug:name>/disagreements.<str:fmt>", export_views.disagreements_export, name="disagreements_export"
     ),
     path("goldsets/<slug:name>/v<int:number>/", views.version_browse, name="version_browse"),
+    path("goldsets/<slug:name>/v<int:number>/agreement/", views.version_agreement, name="version_agreement"),
     path(
         "goldsets/<slug:name>/v<int:number>/items.<str:fmt>",
         export_views.version_items_export,

@@ -175,6 +175,19 @@ def agreement(request, name):
 # --- Browsing a version --------------------------------------------------------------------
 
 
+@permission_required(MANAGE_GOLDSETS)
+def version_agreement(request, name, number):
+    """Render the version page's agreement line; the page loads it after itself (htmx).
+
+    It reads every label of the version, so the page does not wait for it: the page's own
+    cost stays the same with 10,000 items or 100,000 (issue 33, `make bench`'s bench_growth).
+    """
+    version = frozen_version(name, number)
+    report = agreement_report(gold_set=version.gold_set, version=version)
+    context = {"version": version, "gold_set": version.gold_set, "agreement": report}
+    return render(request, "labelling/_version_agreement.html", context)
+
+
 @permission_required(VIEW_GOLDSETS)
 def version_browse(request, name, number):
     """List a version's items with search, filters and pages; each with its labels, adjudication and history.
@@ -211,8 +224,9 @@ def version_browse(request, name, number):
         "page": page,
         "rows": rows,
         "sees_all": sees_all,
-        "agreement": agreement_report(gold_set=version.gold_set, version=version) if sees_all else None,
         "filter_query": urlencode(filters.params()),
+        # Unfiltered, the page's count is the version's: one COUNT over its items, not two.
+        "version_items": page.paginator.count if not filters.params() else version.items.count(),
         "metadata_keys": selectors.version_metadata_keys(version=version),
     }
     return render(request, "labelling/version_browse.html", context)

@@ -3,8 +3,7 @@
 from django.contrib import admin
 
 from config.admin_readonly import ReadOnlyAdmin
-from triage.otlp_ingest import otlp_mapping_forget
-from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping
+from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping, otlp_mapping_forget
 
 
 @admin.register(OtlpMapping)

@@ -19,7 +19,7 @@ from triage.api import query_row_validate
 from triage.attempts import request_attempts_store
 from triage.ingest import live_queries_ingest
 from triage.models import ApiToken
-from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping
+from triage.otlp_models import OtlpExportCounts, OtlpHeldSpan, OtlpMapping, otlp_mapping_cache_key
 from triage.otlp_spans import SQL, SpanFacts, export_span_facts
 from triage.otlp_traces import ReadyQuery, traces_resolve
 
@@ -57,16 +57,12 @@ class OtlpExportResult:
 
 def otlp_mapping_get(*, client: str) -> OtlpMapping:
     """Return a client's mapping, or an unsaved one with the defaults; each process keeps it a few seconds."""
-    key = f"triage:otlp-mapping:{client}"
+    key = otlp_mapping_cache_key(client)
     mapping = cache.get(key)
     if mapping is None:
         mapping = OtlpMapping.objects.filter(client=client).first() or OtlpMapping(client=client)
         cache.set(key, mapping, MAPPING_CACHE_SECONDS)
     return mapping
-
-
-def otlp_mapping_forget(*, client: str) -> None:
-    cache.delete(f"triage:otlp-mapping:{client}")
 
 
 def query_row(ready: ReadyQuery) -> dict:

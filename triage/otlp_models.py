@@ -3,6 +3,7 @@
 Loaded with `triage.models` (which imports them), so they are models of the triage app.
 """
 
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import models
@@ -11,6 +12,17 @@ from probes.models import Warehouse
 
 MAX_ATTRIBUTE_NAMES = 10
 MAX_ATTRIBUTE_NAME_LENGTH = 255
+
+
+def otlp_mapping_cache_key(client: str) -> str:
+    """Where each process keeps a client's mapping a few seconds (`triage/otlp_ingest.py` `otlp_mapping_get`)."""
+    return f"triage:otlp-mapping:{client}"
+
+
+def otlp_mapping_forget(*, client: str) -> None:
+    """Drop this process's cached mapping of the client (the admin calls it on a save; here, so the
+    admin does not import the ingestion code and, through it, the REST API at every start-up)."""
+    cache.delete(otlp_mapping_cache_key(client))
 
 
 def default_sql_attributes():

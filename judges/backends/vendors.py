@@ -119,6 +119,32 @@ _clients: dict = {}
 _clients_lock = threading.Lock()
 
 
+def vendor_sdks_import(kinds=("anthropic", "openai")) -> None:
+    """Import vendor SDKs now ("anthropic", "openai"), rather than on a judge's first call.
+
+    A Celery worker calls this before it forks its pool (`judges/tasks.py`
+    `vendor_sdks_preload`): each SDK takes seconds of CPU to import, and eight pool
+    processes importing it at once on a busy machine took past a live query's time limit.
+    Imported in the parent, the children share it from the fork. `run_calibration --inline`
+    calls it before its run starts, so the run's own time holds no import.
+    """
+    if "anthropic" in kinds:
+        import anthropic  # noqa: PLC0415, F401 — a heavy SDK, loaded only by processes that call vendors
+    if "openai" in kinds:
+        import openai  # noqa: PLC0415, F401 — idem
+
+
+def sdk_kinds(backends) -> set[str]:
+    """Return the SDKs judges of these backends call (a backend that wraps a model may use either)."""
+    kinds = set()
+    for backend in backends:
+        if backend in ("anthropic", "self_consistency", "hypothesis_probe"):
+            kinds.add("anthropic")
+        if backend in ("openai_compatible", "self_consistency", "hypothesis_probe"):
+            kinds.add("openai")
+    return kinds
+
+
 def cached_client(kind: str, endpoint: Endpoint, timeout_s: float):
     """Return one SDK client per (kind, endpoint, timeout) per process; SDK retries are off."""
     cache_key = (kind, endpoint, timeout_s, os.getpid())

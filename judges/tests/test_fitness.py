@@ -48,14 +48,35 @@ def test_a_weak_judge_explores_and_more_items_cannot_make_it_gate():
     assert result["needed"]["to_monitor"] == {"items": None}
 
 
-def test_kappa_interval_is_the_paired_bootstrap_of_cohens_kappa():
-    rng = np.random.default_rng(4)
-    is_wrong = rng.random(80) < 0.3
-    probs = np.where(is_wrong, rng.random(80) < 0.8, rng.random(80) < 0.1).astype(float)
-    indices = np.random.default_rng(0).integers(0, 80, size=(2000, 80))
-    kappas = [metrics.kappa_vs_gold(probs[row], is_wrong[row]) for row in indices]
+def random_judge(seed: int, items: int = 80):
+    rng = np.random.default_rng(seed)
+    is_wrong = rng.random(items) < 0.3
+    return np.where(is_wrong, rng.random(items) < 0.8, rng.random(items) < 0.1).astype(float), is_wrong
+
+
+def test_kappa_interval_draws_the_bootstrap_as_counts_of_each_kind_of_item():
+    probs, is_wrong = random_judge(4)
+    # Kinds of item in kappa_interval's order: correct ones first, each by reject share.
+    kinds = sorted({(p, w) for p, w in zip(probs.tolist(), is_wrong.tolist(), strict=True)}, key=lambda k: (k[1], k[0]))
+    sizes = [sum(1 for p, w in zip(probs, is_wrong, strict=True) if (p, w) == kind) for kind in kinds]
+    counts = np.random.default_rng(0).multinomial(80, np.array(sizes) / 80, size=2000)
+    kappas = []
+    for row in counts:
+        # The resample as items: each kind repeated as often as it was drawn.
+        drawn = [kind for kind, times in zip(kinds, row, strict=True) for _ in range(times)]
+        kappas.append(metrics.kappa_vs_gold(np.array([p for p, _ in drawn]), np.array([w for _, w in drawn])))
     expected = np.percentile([k for k in kappas if k is not None], [2.5, 97.5])
     assert kappa_interval(probs, is_wrong) == pytest.approx(list(expected), abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kappa_interval_agrees_with_resampling_the_items_one_by_one(seed):
+    probs, is_wrong = random_judge(seed)
+    indices = np.random.default_rng(0).integers(0, 80, size=(2000, 80))
+    kappas = [metrics.kappa_vs_gold(probs[row], is_wrong[row]) for row in indices]
+    by_items = np.percentile([k for k in kappas if k is not None], [2.5, 97.5])
+    # Two draws of the same bootstrap distribution: equal up to Monte Carlo error.
+    assert kappa_interval(probs, is_wrong) == pytest.approx(list(by_items), abs=0.03)
 
 
 def test_the_planner_functions_answer_their_questions():

@@ -228,9 +228,13 @@ def test_agreement_counts_only_labels_given_blind_and_says_how_many_it_left_out(
     page = client_for("ml_engineer").get(reverse("labelling:agreement", args=["kappa"])).content.decode()
     assert "κ on 16 labels given blind; 2 excluded" in page
     version = goldset_publish(gold_set=gold_set, resolve="majority")
-    browse = client_for("ml_engineer").get(reverse("labelling:version_browse", args=["kappa", version.number]))
-    assert "κ on 16 labels given blind; 2 excluded" in browse.content.decode()
-    assert "not blind" in browse.content.decode()
+    engineer = client_for("ml_engineer")
+    browse = engineer.get(reverse("labelling:version_browse", args=["kappa", version.number])).content.decode()
+    # The page loads its agreement line after itself, from the version's agreement partial.
+    partial = reverse("labelling:version_agreement", args=["kappa", version.number])
+    assert f'hx-get="{partial}"' in browse
+    assert "κ on 16 labels given blind; 2 excluded" in engineer.get(partial).content.decode()
+    assert "not blind" in browse
 
 
 def test_the_agreement_command_and_download_say_the_same(client_for, three_raters):

@@ -37,6 +37,7 @@ def pages(world):
         ("get", reverse("labelling:index"), READERS, 200),
         ("get", reverse("labelling:goldset_detail", args=["gs"]), READERS, 200),
         ("get", reverse("labelling:version_browse", args=["gs", v.number]), READERS, 200),
+        ("get", reverse("labelling:version_agreement", args=["gs", v.number]), MANAGERS, 200),
         # Labels, final labels and agreement: not for labellers, whose labelling is blind.
         ("get", reverse("labelling:agreement", args=["gs"]), MANAGERS, 200),
         ("get", reverse("labelling:agreement_export", args=["gs", "json"]), MANAGERS, 200),

@@ -39,7 +39,11 @@ def start_simulator(latency_ms: float) -> tuple[subprocess.Popen, str]:
         stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
-    wait_until(lambda: answers_health(url), 30, "the simulator to listen")
+    try:
+        wait_until(lambda: answers_health(url), 120, "the simulator to listen")  # a busy machine starts it slowly
+    except TimeoutError:
+        process.kill()  # never leave it behind
+        raise
     return process, url
 
 

@@ -1,19 +1,26 @@
 """The live-judge threads stay within the process's connection budget on PostgreSQL (issue 33).
 
 Many judges judge one live query on a pool of many threads; a sampler watches the server's
-own count of connections to the test database (pg_stat_activity) the whole time.
+own count of connections to the test database (pg_stat_activity) the whole time. The last
+test does it across the README's production worker: 8 real Celery worker processes.
 """
 
 import threading
+import uuid
 
 import pytest
+from celery import current_app
+from django.conf import settings
 from django.db import connection
 
 from judges.models import Verdict
 from judges.tests.factories import simulated_version
 from simulator import SimModel, Simulator, start_in_thread
+from tests.support.fixtures import WorkerProcess, wait_for
 from triage import pipeline
+from triage.models import IngestStatus, LiveQuery
 from triage.pipeline import judges_run
+from triage.policy import policy_publish
 from triage.tests import factories
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -22,12 +29,14 @@ THREADS = 32
 JUDGES = 24
 # Each vendor call takes this long, so the judges overlap and press on the budget.
 LAGGED = SimModel(catch_probability=1.0, false_reject_probability=0.0, flip_probability=0.0, latency_ms=150)
+# Long enough that the worker processes' judge calls overlap however the tasks are spread.
+LONG = SimModel(catch_probability=1.0, false_reject_probability=0.0, flip_probability=0.0, latency_ms=500)
 OTHERS = "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
 
 
 @pytest.fixture
 def lagged_vendor(settings):
-    server, url = start_in_thread(Simulator(models={"sim-lagged": LAGGED}))
+    server, url = start_in_thread(Simulator(models={"sim-lagged": LAGGED, "sim-long": LONG}))
     settings.VENDOR_SIMULATOR_URL = url
     yield
     server.shutdown()
@@ -87,3 +96,106 @@ def test_many_live_judge_threads_never_hold_more_connections_than_the_budget(lag
     with connection.cursor() as cursor:
         cursor.execute(OTHERS.replace("AND pid <> pg_backend_pid()", ""))
         assert cursor.fetchone()[0] == 1
+
+
+# The README's production worker: `celery -A config worker --concurrency=8`, each process
+# judging its live query with every live judge on its own threads.
+PROCESSES = 8
+PROCESS_BUDGET = 2
+LIVE_JUDGES = 4
+QUERIES_PER_PROCESS = 2
+# A judge thread closes its connection as its turn ends and the next one opens its own at
+# once; PostgreSQL lists the closed one until its backend process has exited, so a sample
+# can see a backend or two of the moment before (a count of 18 was seen once, under 8 × 2 + 1).
+EXITING = 2
+
+
+class BudgetedWorker(WorkerProcess):
+    """A worker of 8 processes under `budget` connections each, consuming a queue of its own.
+
+    Both of the test's workers start at once (a worker's start-up is most of the test's
+    time) and each takes only the live queries sent to its queue.
+    """
+
+    def __init__(self, budget: int):
+        self.queue = f"budget-{budget}-{uuid.uuid4().hex[:8]}"
+        super().__init__(
+            concurrency=PROCESSES,
+            extra_env={
+                "DB_MAX_CONNECTIONS_PER_PROCESS": str(budget),
+                "VENDOR_SIMULATOR_URL": settings.VENDOR_SIMULATOR_URL,
+            },
+            extra_args=["-Q", self.queue],
+            name=self.queue,
+        )
+
+
+def peak_connections_judging(worker: BudgetedWorker, sql: str) -> int:
+    """Judge 8 × 2 live queries on the worker; return the peak count of connections.
+
+    The peak counts the test database's connections other than the sampler's: the
+    workers' and this test's own one.
+    """
+    lives = [factories.live_query(sql=sql) for _ in range(PROCESSES * QUERIES_PER_PROCESS)]
+    ids = [live.pk for live in lives]
+    sampler = ConnectionSampler()
+    sampler.start()
+    try:
+        for live_id in ids:
+            current_app.send_task("triage.process_live_query", args=[live_id], queue=worker.queue)
+        wait_for(
+            lambda: (
+                not LiveQuery.objects.filter(
+                    pk__in=ids, status__in=[IngestStatus.PENDING, IngestStatus.PROCESSING]
+                ).exists()
+            ),
+            timeout=90,
+            what="the worker to judge every live query",
+        )
+    finally:
+        sampler.stop.set()
+        sampler.join()
+        worker.discard()
+    assert LiveQuery.objects.filter(pk__in=ids, status=IngestStatus.PASSED).count() == len(ids), worker.output()[-2000:]
+    judged = Verdict.objects.filter(query__in=[live.query_id for live in lives], run__isnull=True)
+    assert judged.count() == len(ids) * LIVE_JUDGES
+    # The killed processes' server backends end as their sockets close; wait for them, so
+    # the next count starts from this test's own connection alone.
+    wait_for(lambda: others_now() == 0, timeout=30, what="the killed worker's connections to close")
+    return sampler.peak
+
+
+def others_now() -> int:
+    """Count the test database's connections other than this thread's own."""
+    with connection.cursor() as cursor:
+        cursor.execute(OTHERS)
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.worker
+@pytest.mark.slow
+def test_eight_worker_processes_stay_within_eight_budgets_and_would_not_without_them(lagged_vendor):
+    versions = [simulated_version(name=f"live-{i}", model="sim-long", timeout_s=10.0) for i in range(LIVE_JUDGES)]
+    policy_publish(
+        changes={"run_verifier": False, "run_fanout_detector": False, "audit_share": 0.0}, judge_versions=versions
+    )
+    sql = "SELECT COUNT(*) FROM orders -- sim: correct"
+    # "Without the budget": one large enough for every thread that judges (the task's own
+    # and 4 judges'), so it never makes a thread wait: the code path as it was before it.
+    budgeted, unbudgeted = BudgetedWorker(PROCESS_BUDGET), BudgetedWorker(1 + LIVE_JUDGES)
+    try:
+        for worker in (budgeted.start(), unbudgeted.start()):
+            worker.wait_until_ready(timeout=120)
+        # Idle, the 16 processes hold no connection: only this test's own one is open.
+        assert others_now() == 0
+        peak_budgeted = peak_connections_judging(budgeted, sql)
+        peak_unbudgeted = peak_connections_judging(unbudgeted, sql)
+    finally:
+        budgeted.discard()
+        unbudgeted.discard()
+    # Each process: its task's connection and one judge thread's, never more; plus this test's.
+    assert peak_budgeted <= PROCESSES * PROCESS_BUDGET + 1 + EXITING
+    # The processes did judge side by side, and their judge threads did reach the database.
+    assert peak_budgeted > PROCESSES + 1
+    # Without the budget the same work holds more than the 8 budgets allow.
+    assert peak_unbudgeted > PROCESSES * PROCESS_BUDGET + 1 + EXITING, (peak_budgeted, peak_unbudgeted)

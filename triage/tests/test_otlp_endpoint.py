@@ -12,7 +12,7 @@ from labelling.models import Query, QuerySource
 from loops.models import RequestAttempt
 from triage import otlp_views
 from triage.models import LiveQuery, OtlpExportCounts, OtlpHeldSpan, OtlpMapping
-from triage.otlp_ingest import otlp_mapping_forget
+from triage.otlp_models import otlp_mapping_forget
 from triage.tests import factories
 from triage.tests.otlp_support import Spans, json_body, protobuf_body
 
