@@ -285,7 +285,14 @@ def test_an_admin_allows_the_reveal_in_the_django_admin_and_an_ml_engineer_canno
     )
     client.force_login(role_users["admin"])
     assert 'name="reveal_labels_after_labelling"' in client.get(url).content.decode()
-    response = client.post(url, {"name": gold_set.name, "overlap_share": "0.2", "reveal_labels_after_labelling": "on"})
+    thresholds = {
+        "fitness_gate_catch_lower": "0.8",
+        "fitness_gate_false_reject_upper": "0.05",
+        "fitness_monitor_kappa_lower": "0.6",
+    }
+    response = client.post(
+        url, {"name": gold_set.name, "overlap_share": "0.2", "reveal_labels_after_labelling": "on", **thresholds}
+    )
     assert response.status_code == 302
     gold_set.refresh_from_db()
     assert gold_set.reveal_labels_after_labelling
