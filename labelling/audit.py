@@ -20,10 +20,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from sqlglot.errors import SqlglotError
 
+from config.progress import TaskStatus
 from config.task_retry import TRANSIENT_ERRORS
 from labelling import audit_checks as checks
 from labelling.compare import normalise_row
-from labelling.models import AuditStatus, GoldSetAudit, GoldSetVersion, GoldSetVersionItem, LabelDecision
+from labelling.models import GoldSetAudit, GoldSetVersion, GoldSetVersionItem, LabelDecision
 from probes.execution import run_readonly
 from probes.fingerprint import sqlglot_dialect
 
@@ -231,10 +232,10 @@ def goldset_audit_request(*, version: GoldSetVersion) -> GoldSetAudit:
 
     The task is sent after the commit, by name (tasks import services, never the reverse).
     """
-    pending = GoldSetAudit.objects.filter(version=version, status__in=[AuditStatus.QUEUED, AuditStatus.RUNNING]).first()
+    pending = GoldSetAudit.objects.filter(version=version, status__in=[TaskStatus.QUEUED, TaskStatus.RUNNING]).first()
     if pending is not None:
         return pending
-    audit = GoldSetAudit.objects.create(version=version, status=AuditStatus.QUEUED, items_total=version.items.count())
+    audit = GoldSetAudit.objects.create(version=version, status=TaskStatus.QUEUED, items_total=version.items.count())
     transaction.on_commit(
         lambda: current_app.send_task(AUDIT_TASK, kwargs={"version_id": version.pk, "audit_id": audit.pk})
     )
@@ -247,8 +248,8 @@ def goldset_audit_tracked(*, audit_id: int) -> str | None:
     A redelivered task re-runs a running audit from the start and leaves a finished one alone.
     """
     audit = GoldSetAudit.objects.select_related("version__gold_set").filter(pk=audit_id).first()
-    claimed = GoldSetAudit.objects.filter(pk=audit_id, status__in=[AuditStatus.QUEUED, AuditStatus.RUNNING])
-    if audit is None or not claimed.update(status=AuditStatus.RUNNING, items_done=0):
+    claimed = GoldSetAudit.objects.filter(pk=audit_id, status__in=[TaskStatus.QUEUED, TaskStatus.RUNNING])
+    if audit is None or not claimed.update(status=TaskStatus.RUNNING, items_done=0):
         return audit.status if audit else None
     rows = GoldSetAudit.objects.filter(pk=audit_id)
 
@@ -261,10 +262,10 @@ def goldset_audit_tracked(*, audit_id: int) -> str | None:
         raise  # retried by the task; the row stays running until then
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"[:2000]
-        rows.update(status=AuditStatus.FAILED, message=message, finished_at=timezone.now())
+        rows.update(status=TaskStatus.FAILED, message=message, finished_at=timezone.now())
         raise
     rows.update(
-        status=AuditStatus.DONE,
+        status=TaskStatus.DONE,
         items_done=report["items"],
         items_total=report["items"],
         items_checked=report["items_checked"],
@@ -272,7 +273,7 @@ def goldset_audit_tracked(*, audit_id: int) -> str | None:
         findings=report["findings"],
         finished_at=timezone.now(),
     )
-    return AuditStatus.DONE
+    return TaskStatus.DONE
 
 
 def audit_summary(*, findings: list[dict]) -> str:

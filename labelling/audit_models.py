@@ -2,15 +2,10 @@
 
 from django.db import models
 
-
-class AuditStatus(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
+from config.progress import TaskProgress, TaskStatus
 
 
-class GoldSetAudit(models.Model):
+class GoldSetAudit(TaskProgress, models.Model):
     """One run of `labelling.audit.goldset_audit` on a version: its findings, kept as run (not part of the
     frozen version: audited against a later catalogue it may find more or less, so each audit is its own row)."""
 
@@ -23,7 +18,7 @@ class GoldSetAudit(models.Model):
     # The task that asked for it (its Celery id, kept by a redelivery); null when run in a request.
     request_id = models.CharField(max_length=64, null=True, blank=True, editable=False)
     # An audit asked for in the browser is a task: queued, running (items_done of items_total), done or failed.
-    status = models.CharField(max_length=8, choices=AuditStatus.choices, default=AuditStatus.DONE)
+    status = models.CharField(max_length=8, choices=TaskStatus.choices, default=TaskStatus.DONE)
     items_total = models.PositiveIntegerField(default=0)
     items_done = models.PositiveIntegerField(default=0)
     message = models.TextField(blank=True)  # why it failed
@@ -39,11 +34,5 @@ class GoldSetAudit(models.Model):
     def __str__(self):
         return f"audit of {self.version_id} at {self.created_at:%Y-%m-%d %H:%M}"
 
-    @property
-    def finished(self) -> bool:
-        return self.status in (AuditStatus.DONE, AuditStatus.FAILED)
-
-    @property
-    def percent(self) -> float:
-        done = self.items_total if self.status == AuditStatus.DONE else self.items_done
-        return round(100 * done / self.items_total, 1) if self.items_total else 0.0
+    def progress_counts(self) -> tuple[int, int]:
+        return self.items_done, self.items_total

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from labelling.audit_models import AuditStatus, GoldSetAudit  # noqa: F401 — models of this app
+from labelling.audit_models import GoldSetAudit  # noqa: F401 — models of this app
 from labelling.error_classes import (
     ERROR_CLASSES_MAX_LENGTH,
     UNCLASSIFIED,

@@ -11,8 +11,9 @@ from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
+from config.progress import TaskStatus
 from probes.catalogue import catalogue_refresh
-from probes.models import REFRESH_STEPS, CatalogueRefresh, RefreshStatus, Warehouse
+from probes.models import REFRESH_STEPS, CatalogueRefresh, Warehouse
 from probes.role_check import UnsafeWarehouseRole
 from probes.warehouses import WarehouseUnavailable
 
@@ -22,7 +23,7 @@ REFRESH_TASK = "probes.refresh_catalogue"
 def catalogue_refresh_request(*, warehouse: Warehouse, requested_by=None) -> CatalogueRefresh:
     """Queue a refresh unless one is already queued or running; return the one that will run."""
     pending = CatalogueRefresh.objects.filter(
-        warehouse=warehouse, status__in=[RefreshStatus.QUEUED, RefreshStatus.RUNNING]
+        warehouse=warehouse, status__in=[TaskStatus.QUEUED, TaskStatus.RUNNING]
     ).first()
     if pending is not None:
         return pending
@@ -40,7 +41,7 @@ def catalogue_refresh_tracked(refresh_id: int) -> str | None:
     refresh = CatalogueRefresh.objects.select_related("warehouse").filter(pk=refresh_id).first()
     if refresh is None or refresh.finished:
         return refresh.status if refresh else None
-    _update(refresh_id, status=RefreshStatus.RUNNING)
+    _update(refresh_id, status=TaskStatus.RUNNING)
 
     def progress(step: str) -> None:
         _update(refresh_id, step=step, steps_done=REFRESH_STEPS.index(step))
@@ -48,11 +49,11 @@ def catalogue_refresh_tracked(refresh_id: int) -> str | None:
     try:
         catalogue = catalogue_refresh(warehouse=refresh.warehouse, progress=progress)
     except UnsafeWarehouseRole as exc:
-        status, message, catalogue = RefreshStatus.FAILED, str(exc), None
+        status, message, catalogue = TaskStatus.FAILED, str(exc), None
     except (WarehouseUnavailable, psycopg.Error, OSError) as exc:
-        status, message, catalogue = RefreshStatus.FAILED, f"could not read the warehouse: {exc}", None
+        status, message, catalogue = TaskStatus.FAILED, f"could not read the warehouse: {exc}", None
     else:
-        status = RefreshStatus.DONE
+        status = TaskStatus.DONE
         tables = len(catalogue.snapshot.get("tables", {}))
         message = f"catalogue v{catalogue.version}: {tables} tables and views"
     _update(
@@ -60,8 +61,8 @@ def catalogue_refresh_tracked(refresh_id: int) -> str | None:
         status=status,
         message=message[:2000],
         catalogue=catalogue,
-        steps_done=len(REFRESH_STEPS) if status == RefreshStatus.DONE else refresh.steps_done,
-        step="done" if status == RefreshStatus.DONE else "failed",
+        steps_done=len(REFRESH_STEPS) if status == TaskStatus.DONE else refresh.steps_done,
+        step="done" if status == TaskStatus.DONE else "failed",
         finished_at=timezone.now(),
     )
     return status

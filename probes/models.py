@@ -7,6 +7,7 @@ about queries, labels, judges or triage.
 from django.conf import settings
 from django.db import models
 
+from config.progress import TaskProgress, TaskStatus
 from probes.outcome import Outcome, OutcomeKind
 
 
@@ -147,18 +148,11 @@ class ProbeRun(models.Model):
 REFRESH_STEPS = ("reading tables and columns", "sampling column values", "checking the login role", "storing")
 
 
-class RefreshStatus(models.TextChoices):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-
-
-class CatalogueRefresh(models.Model):
+class CatalogueRefresh(TaskProgress, models.Model):
     """One "Refresh catalogue" asked for in the browser: its task's progress, step by step."""
 
     warehouse = models.ForeignKey(Warehouse, on_delete=models.CASCADE, related_name="catalogue_refreshes")
-    status = models.CharField(max_length=16, choices=RefreshStatus.choices, default=RefreshStatus.QUEUED)
+    status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.QUEUED)
     step = models.CharField(max_length=100, blank=True)  # what the task is doing now, in words
     steps_done = models.PositiveSmallIntegerField(default=0)
     message = models.TextField(blank=True)  # the outcome: the version stored, or why it failed
@@ -175,13 +169,8 @@ class CatalogueRefresh(models.Model):
     def __str__(self):
         return f"{self.warehouse} catalogue refresh: {self.status}"
 
-    @property
-    def finished(self) -> bool:
-        return self.status in (RefreshStatus.DONE, RefreshStatus.FAILED)
-
-    @property
-    def percent(self) -> int:
-        return round(100 * self.steps_done / len(REFRESH_STEPS))
+    def progress_counts(self) -> tuple[int, int]:
+        return self.steps_done, len(REFRESH_STEPS)
 
     @property
     def steps_total(self) -> int:

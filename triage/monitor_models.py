@@ -3,17 +3,13 @@
 from django.conf import settings
 from django.db import models
 
+from config.progress import TaskProgress, TaskStatus
 
-class MonitorPass(models.Model):
+
+class MonitorPass(TaskProgress, models.Model):
     """One "monitor now": queued, running (judges_done of judges_total), then done or failed."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    status = models.CharField(max_length=8, choices=TaskStatus.choices, default=TaskStatus.QUEUED)
     judges_total = models.PositiveIntegerField(default=0)
     judges_done = models.PositiveIntegerField(default=0)
     message = models.TextField(blank=True)  # the outcome, in words: estimates stored, or why it failed
@@ -29,11 +25,5 @@ class MonitorPass(models.Model):
     def __str__(self):
         return f"monitoring pass {self.pk}: {self.status}"
 
-    @property
-    def finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
-
-    @property
-    def percent(self) -> float:
-        done = self.judges_total if self.status == self.Status.DONE else self.judges_done
-        return round(100 * done / self.judges_total, 1) if self.judges_total else 0.0
+    def progress_counts(self) -> tuple[int, int]:
+        return self.judges_done, self.judges_total

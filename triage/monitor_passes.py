@@ -10,6 +10,7 @@ from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
+from config.progress import TaskStatus
 from config.task_retry import TRANSIENT_ERRORS
 from triage.monitor_models import MonitorPass
 from triage.monitoring import live_judges_monitor
@@ -20,7 +21,7 @@ MONITOR_PASS_TASK = "triage.monitor_pass_run"
 
 def monitor_pass_request(*, requested_by=None) -> MonitorPass:
     """Queue a monitoring pass unless one is already queued or running; return the one that will run."""
-    pending = MonitorPass.objects.filter(status__in=[MonitorPass.Status.QUEUED, MonitorPass.Status.RUNNING]).first()
+    pending = MonitorPass.objects.filter(status__in=[TaskStatus.QUEUED, TaskStatus.RUNNING]).first()
     if pending is not None:
         return pending
     policy = policy_current()
@@ -37,8 +38,8 @@ def monitor_pass_tracked(*, pass_id: int) -> str | None:
     once per hour, so nothing is written twice) and leaves a finished one alone.
     """
     rows = MonitorPass.objects.filter(pk=pass_id)
-    claimed = rows.filter(status__in=[MonitorPass.Status.QUEUED, MonitorPass.Status.RUNNING])
-    if not claimed.update(status=MonitorPass.Status.RUNNING, judges_done=0):
+    claimed = rows.filter(status__in=[TaskStatus.QUEUED, TaskStatus.RUNNING])
+    if not claimed.update(status=TaskStatus.RUNNING, judges_done=0):
         found = rows.first()
         return found.status if found else None
 
@@ -51,14 +52,14 @@ def monitor_pass_tracked(*, pass_id: int) -> str | None:
         raise  # retried by the task; the row stays running until then
     except Exception as exc:
         message = f"{type(exc).__name__}: {exc}"[:2000]
-        rows.update(status=MonitorPass.Status.FAILED, message=message, finished_at=timezone.now())
+        rows.update(status=TaskStatus.FAILED, message=message, finished_at=timezone.now())
         raise
     if snapshots:
         message = f"Estimated the live error rate for {len(snapshots)} judge(s)."
     else:
         message = "No judge is in the triage policy in force yet: nothing to estimate."
-    rows.update(status=MonitorPass.Status.DONE, judges_done=len(snapshots), message=message, finished_at=timezone.now())
-    return MonitorPass.Status.DONE
+    rows.update(status=TaskStatus.DONE, judges_done=len(snapshots), message=message, finished_at=timezone.now())
+    return TaskStatus.DONE
 
 
 def monitor_pass_latest(*, within) -> MonitorPass | None:

@@ -2,9 +2,10 @@
 
 from django import template
 
+from config.progress import TaskStatus
 from config.roles import MANAGE_GOLDSETS
 from labelling.audit import audit_summary
-from labelling.models import AuditStatus, GoldSetAudit, Query, QueryOrigin
+from labelling.models import GoldSetAudit, Query, QueryOrigin
 from labelling.mutation_operators import OPERATORS
 
 register = template.Library()
@@ -19,8 +20,8 @@ def _manages_goldsets(context) -> bool:
 def audit_section(context, version):
     """Render the version's latest audit (findings by class), one still running with its progress and, for
     engineers, the button to run one."""
-    audit = GoldSetAudit.objects.filter(version=version, status=AuditStatus.DONE).first()
-    latest = GoldSetAudit.objects.filter(version=version).exclude(status=AuditStatus.DONE).first()
+    audit = GoldSetAudit.objects.filter(version=version, status=TaskStatus.DONE).first()
+    latest = GoldSetAudit.objects.filter(version=version).exclude(status=TaskStatus.DONE).first()
     return {
         "version": version,
         "audit": audit,

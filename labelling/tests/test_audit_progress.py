@@ -3,9 +3,10 @@
 import pytest
 from django.contrib.messages import get_messages
 
+from config.progress import TaskStatus
 from labelling import tasks
 from labelling.audit import goldset_audit
-from labelling.models import AuditStatus, GoldSetAudit
+from labelling.models import GoldSetAudit
 from labelling.services import goldset_get_or_create, goldset_publish, label_create, query_create
 from labelling.tests.test_audit_pages import gold_set_with_an_empty_reference
 from tests.support.fixtures import wait_for
@@ -23,7 +24,7 @@ def test_publishing_queues_the_audit_and_the_page_shows_its_progress_then_its_fi
     # The request returned with the audit queued, not run: one task sent after the commit.
     assert response.status_code == 302 and len(callbacks) == 1
     audit = GoldSetAudit.objects.get()
-    assert (audit.status, audit.items_done, audit.items_total, audit.findings) == (AuditStatus.QUEUED, 0, 1, [])
+    assert (audit.status, audit.items_done, audit.items_total, audit.findings) == (TaskStatus.QUEUED, 0, 1, [])
     infos = [str(m) for m in get_messages(response.wsgi_request) if m.level_tag == "info"]
     assert infos and "Auditing paged v1 in the background" in infos[0]
     page = client.get(PAGE).content.decode()
@@ -33,7 +34,7 @@ def test_publishing_queues_the_audit_and_the_page_shows_its_progress_then_its_fi
     # The task the callback would send, run here: it writes its findings on the same row.
     assert tasks.goldset_audit_run(version_id=audit.version_id, audit_id=audit.pk) == audit.pk
     audit.refresh_from_db()
-    assert (audit.status, audit.items_done, audit.items_checked) == (AuditStatus.DONE, 1, 1)
+    assert (audit.status, audit.items_done, audit.items_checked) == (TaskStatus.DONE, 1, 1)
     polled = client.get(progress_url, HTTP_HX_REQUEST="true")
     assert polled["HX-Refresh"] == "true" and "hx-get" not in polled.content.decode()
     page = client.get(PAGE).content.decode()
@@ -56,7 +57,7 @@ def test_asking_twice_while_an_audit_is_pending_queues_it_once(demo_sqlite_wareh
     client = client_for("ml_engineer")
     client.post(f"{PAGE}audit/")
     client.post(f"{PAGE}audit/")
-    assert GoldSetAudit.objects.filter(status=AuditStatus.QUEUED).count() == 1
+    assert GoldSetAudit.objects.filter(status=TaskStatus.QUEUED).count() == 1
 
 
 def test_the_audit_reports_its_progress_as_it_goes(demo_sqlite_warehouse):
@@ -98,7 +99,7 @@ def test_a_real_worker_audits_a_published_version_while_the_page_shows_progress(
         what=f"the worker to audit the version (log: {celery_worker_process.output()[-2000:]})",
     )
     audit.refresh_from_db()
-    assert audit.status == AuditStatus.DONE, audit.message
+    assert audit.status == TaskStatus.DONE, audit.message
     polled = client.get(f"{PAGE}audit/{audit.pk}/", HTTP_HX_REQUEST="true")
     assert polled["HX-Refresh"] == "true"
     page = client.get(PAGE).content.decode()

@@ -3,6 +3,7 @@
 import pytest
 from django.urls import reverse
 
+from config.progress import TaskStatus
 from tests.support.fixtures import wait_for
 from triage import tasks
 from triage.models import EstimateSnapshot, MonitorPass
@@ -31,12 +32,12 @@ def test_an_ml_engineer_can_compute_it_now_as_a_task_with_progress(client_for, d
     assert response.status_code == 302 and len(callbacks) == 1
     assert EstimateSnapshot.objects.count() == 0
     monitor_pass = MonitorPass.objects.get()
-    assert (monitor_pass.status, monitor_pass.judges_total) == (MonitorPass.Status.QUEUED, 1)
+    assert (monitor_pass.status, monitor_pass.judges_total) == (TaskStatus.QUEUED, 1)
     page = client.get(reverse("triage:dashboard")).content.decode()
     progress_url = reverse("triage:monitor_pass", args=[monitor_pass.pk])
     assert f'hx-get="{progress_url}"' in page and "Monitoring queued: waiting for a worker" in page
     # The task the callback sends, run here.
-    assert tasks.monitor_pass_run(pass_id=monitor_pass.pk) == MonitorPass.Status.DONE
+    assert tasks.monitor_pass_run(pass_id=monitor_pass.pk) == TaskStatus.DONE
     monitor_pass.refresh_from_db()
     assert (monitor_pass.judges_done, monitor_pass.judges_total, monitor_pass.percent) == (1, 1, 100.0)
     assert EstimateSnapshot.objects.filter(judge_version=version).count() == 1
@@ -45,7 +46,7 @@ def test_an_ml_engineer_can_compute_it_now_as_a_task_with_progress(client_for, d
     page = client.get(reverse("triage:dashboard")).content.decode()
     assert 'id="no-estimate"' not in page and "Estimated the live error rate for 1 judge(s)." in page
     # A redelivered task leaves the finished pass alone.
-    assert tasks.monitor_pass_run(pass_id=monitor_pass.pk) == MonitorPass.Status.DONE
+    assert tasks.monitor_pass_run(pass_id=monitor_pass.pk) == TaskStatus.DONE
     assert EstimateSnapshot.objects.count() == 1
 
 
@@ -77,7 +78,7 @@ def test_a_real_worker_runs_the_pass_the_dashboard_asked_for(client_for, celery_
         what=f"the worker to run the monitoring pass (log: {celery_worker_process.output()[-2000:]})",
     )
     monitor_pass.refresh_from_db()
-    assert monitor_pass.status == MonitorPass.Status.DONE, monitor_pass.message
+    assert monitor_pass.status == TaskStatus.DONE, monitor_pass.message
     assert EstimateSnapshot.objects.filter(judge_version=version).count() == 1
 
 
