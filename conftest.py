@@ -21,7 +21,19 @@ os.environ.setdefault("DJANGO_ENV", "local")
 def pytest_configure(config):
     """Make var/ and the secret key file the worker and command subprocesses read."""
     local_state_prepare()
+    share_the_secret_key_with_subprocesses()
     admit_published_versions_in_teardown_flush()
+
+
+def share_the_secret_key_with_subprocesses():
+    """Sign with the key the workers and servers this suite starts will read.
+
+    On a fresh clone settings were read before var/secret_key existed, so this process drew a
+    key of its own; a session it made was then refused (302 to login) by a `runserver` it
+    started, and a webhook signed by a worker would not verify here.
+    """
+    if not os.environ.get("SECRET_KEY"):
+        settings.SECRET_KEY = settings.SECRET_KEY_FILE.read_text().strip()
 
 
 def admit_published_versions_in_teardown_flush():
