@@ -21,6 +21,7 @@ from judges.backends.vendors import anthropic_endpoint, cached_client
 
 class AnthropicBackend(VendorBackendMixin, JudgeBackend):
     concurrent = True
+    backend_name = "anthropic"
     client_kind = "anthropic"
 
     def __init__(self, judge_version, *, hypotheses: bool = False):
@@ -69,23 +70,13 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
             "messages": [{"role": "user", "content": prompt.user_text}],
         }
 
-    def judge(self, query) -> VerdictResult:
+    def send(self, client, request: dict):
+        return client.messages.with_raw_response.create(**request)
+
+    def transient_errors(self):
         import anthropic  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
 
-        prompt = self.prompt_for(query)
-        request = self.request(query, prompt)
-        trace = self.trace_fields(request, prompt)
-        context = {"backend": "anthropic", "simulated": False, **prompt.context()}
-        if self.endpoint.missing_key:
-            return self.missing_key_result(trace, context)
-        client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
-        return self.judge_call(
-            trace,
-            context,
-            lambda: client.messages.with_raw_response.create(**request),
-            estimated_tokens=len(request["messages"][0]["content"]) // 4 + request["max_tokens"],
-            transient_errors=(anthropic.APITimeoutError, anthropic.APIConnectionError),
-        )
+        return (anthropic.APITimeoutError, anthropic.APIConnectionError)
 
     @property
     def use_batches(self) -> bool:
@@ -94,7 +85,6 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
 
     def batch_submit(self, queries) -> str:
         """Create one Message Batch for the queries (custom_id = q<query id>); return its id."""
-        import anthropic  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
 
         if self.endpoint.missing_key:
             raise VendorCallFailed(f"{self.endpoint.missing_key} is not set", attempts={})
@@ -105,7 +95,7 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
             pool=self.pool,
             policy=self.policy,
             estimated_tokens=0,
-            transient_errors=(anthropic.APITimeoutError, anthropic.APIConnectionError),
+            transient_errors=self.transient_errors(),
         )
         return batch.id
 
@@ -114,10 +104,8 @@ class AnthropicBackend(VendorBackendMixin, JudgeBackend):
 
         `while_waiting()` returns True to stop waiting (the run was stopped).
         """
-        import anthropic  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
-
         client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
-        transient = (anthropic.APITimeoutError, anthropic.APIConnectionError)
+        transient = self.transient_errors()
         poll_s = float(self.config.get("batch_poll_s", 5))
         started = time.perf_counter()
         while True:

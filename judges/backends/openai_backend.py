@@ -17,11 +17,13 @@ from judges.backends.base import (
 )
 from judges.backends.cache_minimums import OPENAI_CACHE_MINIMUM
 from judges.backends.policy import VendorBackendMixin
-from judges.backends.vendors import cached_client, openai_endpoint
+from judges.backends.vendors import openai_endpoint
 
 
 class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
     concurrent = True
+    backend_name = "openai_compatible"
+    client_kind = "openai"
 
     def __init__(self, judge_version, *, hypotheses: bool = False):
         super().__init__(judge_version)
@@ -78,23 +80,13 @@ class OpenAICompatibleBackend(VendorBackendMixin, JudgeBackend):
             request["tool_choice"] = {"type": "function", "function": {"name": self.tool_name}}
         return request
 
-    def judge(self, query) -> VerdictResult:
+    def send(self, client, request: dict):
+        return client.chat.completions.with_raw_response.create(**request)
+
+    def transient_errors(self):
         import openai  # noqa: PLC0415 — a heavy SDK (tens of MB), loaded only when called
 
-        prompt = self.prompt_for(query)
-        request = self.request(query, prompt)
-        trace = self.trace_fields(request, prompt)
-        context = {"backend": "openai_compatible", "simulated": False, **prompt.context()}
-        if self.endpoint.missing_key:
-            return self.missing_key_result(trace, context)
-        client = cached_client("openai", self.endpoint, self.timeout_s)
-        return self.judge_call(
-            trace,
-            context,
-            lambda: client.chat.completions.with_raw_response.create(**request),
-            estimated_tokens=len(request["messages"][1]["content"]) // 4 + request["max_tokens"],
-            transient_errors=(openai.APITimeoutError, openai.APIConnectionError),
-        )
+        return (openai.APITimeoutError, openai.APIConnectionError)
 
     def result_from(self, completion, *, latency_ms: float, context: dict, trace=None) -> VerdictResult:
         """Turn a ChatCompletion (or its JSON) into a result: usage and cost always, the verdict if well-formed."""

@@ -27,6 +27,7 @@ from judges.backends.base import (
 from judges.backends.cache_minimums import prefix_may_be_cached
 from judges.backends.prompt import CacheWarmGate, Prompt, prefix_sha256, prompt_build, request_split
 from judges.backends.simulator_marker import answer_is_simulated, answer_trace
+from judges.backends.vendors import cached_client
 
 RATE_LIMIT_STATUSES = {429, 529}
 
@@ -267,6 +268,34 @@ class VendorBackendMixin:
     def cache_minimum_tokens(self) -> int:
         """The shortest prefix the vendor caches for this version's model (see the subclass)."""
         raise NotImplementedError
+
+    # What differs between vendors in one judging call; the subclass names them.
+    backend_name = ""  # the context's "backend"
+    client_kind = ""  # the SDK client `cached_client` builds
+
+    def send(self, client, request: dict):
+        """Send the request through the SDK; return its raw response."""
+        raise NotImplementedError
+
+    def transient_errors(self) -> tuple[type[Exception], ...]:
+        """The SDK's exceptions worth a retry (the SDK is imported only when a call is made)."""
+        raise NotImplementedError
+
+    def judge(self, query) -> VerdictResult:
+        prompt = self.prompt_for(query)
+        request = self.request(query, prompt)
+        trace = self.trace_fields(request, prompt)
+        context = {"backend": self.backend_name, "simulated": False, **prompt.context()}
+        if self.endpoint.missing_key:
+            return self.missing_key_result(trace, context)
+        client = cached_client(self.client_kind, self.endpoint, self.timeout_s)
+        return self.judge_call(
+            trace,
+            context,
+            lambda: self.send(client, request),
+            estimated_tokens=len(prompt.user_text) // 4 + request["max_tokens"],
+            transient_errors=self.transient_errors(),
+        )
 
     def judge_call(
         self, trace: dict, context: dict, create, *, estimated_tokens: int, transient_errors
