@@ -4,10 +4,9 @@
 about queries, labels, judges or triage.
 """
 
-from django.conf import settings
 from django.db import models
 
-from config.progress import TaskProgress, TaskStatus
+from config.progress import RequestedTask, TaskStatus
 from probes.outcome import Outcome, OutcomeKind
 
 
@@ -148,23 +147,14 @@ class ProbeRun(models.Model):
 REFRESH_STEPS = ("reading tables and columns", "sampling column values", "checking the login role", "storing")
 
 
-class CatalogueRefresh(TaskProgress, models.Model):
+class CatalogueRefresh(RequestedTask):
     """One "Refresh catalogue" asked for in the browser: its task's progress, step by step."""
 
     warehouse = models.ForeignKey(Warehouse, on_delete=models.CASCADE, related_name="catalogue_refreshes")
     status = models.CharField(max_length=16, choices=TaskStatus.choices, default=TaskStatus.QUEUED)
     step = models.CharField(max_length=100, blank=True)  # what the task is doing now, in words
     steps_done = models.PositiveSmallIntegerField(default=0)
-    message = models.TextField(blank=True)  # the outcome: the version stored, or why it failed
     catalogue = models.ForeignKey(Catalogue, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
-    requested_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at", "-pk"]
 
     def __str__(self):
         return f"{self.warehouse} catalogue refresh: {self.status}"
