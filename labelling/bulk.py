@@ -21,6 +21,27 @@ def db_value(model, field_name: str, value):
     return model._meta.get_field(field_name).get_db_prep_save(value, connection)
 
 
+# The Query fields a bulk insert gives values for, in this order: the gold-set import's writer
+# and the ingestion API's one statement both (the id aside; `invariants` and `origin` take the
+# database's default).
+QUERY_INSERT_FIELDS = (
+    "question",
+    "sql",
+    "dialect",
+    "warehouse",
+    "source",
+    "gold_set",
+    "external_id",
+    "fingerprint",
+    "reference_sql",
+    "metadata",
+    "created_at",
+    "label_count",
+    "overlap_key",
+    "wants_second_label",
+)
+
+
 def insert_rows(model, field_names: Sequence[str], rows: Iterable[Sequence]) -> None:
     """INSERT rows (tuples in the order of `field_names`, values already adapted) into model's table."""
     quote = connection.ops.quote_name

@@ -10,7 +10,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from labelling.blind import revealed_pairs_get
-from labelling.bulk import db_value, insert_rows
+from labelling.bulk import QUERY_INSERT_FIELDS, db_value, insert_rows
 from labelling.error_classes import error_classes_join, error_classes_split
 from labelling.goldset_parser import Row
 from labelling.goldset_records import GoldImportError
@@ -22,22 +22,6 @@ from probes.fingerprint import sql_fingerprint
 # items: an import fingerprints its first items at once and leaves the rest to the task
 # `labelling.query_fingerprint_fill`, enqueued when the import commits.
 INLINE_FINGERPRINT_LIMIT = 2000
-QUERY_FIELDS = [
-    "question",
-    "sql",
-    "dialect",
-    "warehouse",
-    "source",
-    "gold_set",
-    "external_id",
-    "fingerprint",
-    "reference_sql",
-    "metadata",
-    "created_at",
-    "label_count",
-    "overlap_key",
-    "wants_second_label",
-]
 LABEL_FIELDS = ["query", "labeller", "decision", "error_class", "note", "source", "is_current", "blind", "created_at"]
 
 
@@ -227,7 +211,7 @@ class BatchWriter:
                 raters.setdefault(row.external_id, set()).add(row.labeller_id)
         insert_rows(
             Query,
-            QUERY_FIELDS,
+            QUERY_INSERT_FIELDS,
             (
                 (
                     row.question,

@@ -22,28 +22,13 @@ from functools import cache
 
 from django.db import connection
 
+from labelling.bulk import QUERY_INSERT_FIELDS
 from labelling.models import Query, QuerySource
 from labelling.services import overlap_key_draw
 from triage.models import IngestStatus, LiveQuery
 
 # Columns a post writes, in order; the rest have database defaults (`invariants`, `origin`).
-QUERY_COLUMNS = (
-    "id",
-    "question",
-    "sql",
-    "dialect",
-    "warehouse_id",
-    "source",
-    "gold_set_id",
-    "external_id",
-    "fingerprint",
-    "reference_sql",
-    "metadata",
-    "created_at",
-    "label_count",
-    "overlap_key",
-    "wants_second_label",
-)
+QUERY_COLUMNS = ("id", *(Query._meta.get_field(name).column for name in QUERY_INSERT_FIELDS))
 LIVE_COLUMNS = (
     "query_id",
     "api_token_id",
