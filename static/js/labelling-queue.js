@@ -16,6 +16,9 @@
 
   function press(selector) {
     const target = document.querySelector(`#queue-item ${selector}`);
+    // htmx takes over a swapped-in item when it settles; a key pressed before that would
+    // submit the button as a plain form (a whole page load, the confirmation elsewhere).
+    if (target && window.htmx) window.htmx.process(target);
     if (target) target.click();
     return Boolean(target);
   }

@@ -70,6 +70,29 @@ def test_labels_and_an_undo_confirm_and_the_counts_agree_with_the_queue_and_the_
     assert page.locator("#gold-sets tbody tr", has_text="counts").locator("td.for-you").inner_text() == "0"
 
 
+def test_a_key_pressed_before_the_new_item_settles_still_labels_in_place(page, live_server, role_users):
+    """A fast labeller: the next key comes while htmx has not yet taken over the swapped-in item
+    (its settle delay, stretched here to make the moment certain). The label is saved in place,
+    with its confirmation, not by the browser submitting the button as a plain form."""
+    gold_set = factories.gold_set(name="fast")
+    items = {
+        str(query.pk): query
+        for query in (factories.query(gold_set=gold_set, external_id=f"fast-{n}") for n in range(2))
+    }
+    log_in(page, live_server, "labeller-user")
+    page.goto(f"{live_server.url}/labelling/queue/fast/")
+    page.evaluate("() => { htmx.config.defaultSettleDelay = 3000; }")
+    page.evaluate("() => { window.sameDocument = true; }")  # gone if the page is loaded again
+    first = item_on_screen(page)
+    (second,) = (query for pk, query in items.items() if pk != first)
+    page.keyboard.press("c")
+    page.wait_for_function("pk => document.querySelector('#queue-item .label-item')?.dataset.query !== pk", arg=first)
+    page.keyboard.press("c")  # within the settle delay
+    page.get_by_text("Nothing left for you in this queue.").wait_for()
+    assert page.evaluate("() => window.sameDocument === true")
+    assert f"Saved: {second.external_id} labelled correct." in page.locator("#flash").inner_text()
+
+
 def test_a_disagreement_leads_to_the_item_and_names_who_may_adjudicate(page, live_server, role_users):
     gold_set = factories.gold_set(name="argue", overlap_share=1.0)
     gold_set.reveal_labels_after_labelling = True
