@@ -70,7 +70,8 @@
     const active = document.activeElement;
     focusedHref = active && target.contains(active) ? active.getAttribute("href") : null;
   });
-  document.addEventListener("htmx:afterSettle", () => {
+  // On the swap itself, not after htmx's settle delay: no moment without the analyst's place.
+  document.addEventListener("htmx:afterSwap", () => {
     if (!focusedHref) return;
     const live = document.getElementById("queue-live");
     const links = live ? Array.from(live.querySelectorAll("a[href]")) : [];

@@ -44,7 +44,9 @@ def test_the_queue_refreshes_with_new_items_keeps_the_keyboard_place_and_says_it
     page.wait_for_function("() => document.querySelectorAll('#queue-live tbody tr a').length === 3", timeout=30_000)
     assert queue_links(page)[0] == f"/triage/items/{arrived.pk}/"  # confirmed by a probe: first
     assert "3 items waiting" in page.locator("#queue-count").inner_text()
-    assert page.evaluate("() => document.activeElement.getAttribute('href')") == f"/triage/items/{older.pk}/"
+    page.wait_for_function(
+        "href => document.activeElement?.getAttribute('href') === href", arg=f"/triage/items/{older.pk}/", timeout=5_000
+    )
     screenshot(page, "triage-queue-refreshed-1280")
     assert_no_sideways_scroll(page)
 
