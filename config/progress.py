@@ -5,8 +5,13 @@ are each queued by a page, run by a task, and shown with `templates/_progress_ba
 the pass are a `RequestedTask` (the audit also runs when a version is published, asked for by no one).
 """
 
+from contextlib import contextmanager
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
+
+from config.task_retry import TRANSIENT_ERRORS
 
 
 class TaskStatus(models.TextChoices):
@@ -32,6 +37,23 @@ class TaskProgress:
         if self.status == TaskStatus.DONE:
             done = total
         return round(100 * done / total, 1) if total else 0.0
+
+
+@contextmanager
+def failure_recorded(rows):
+    """Around a task's work on its row(s): a failure is written on the row, then raised.
+
+    A transient error (a lost database or broker connection) is raised as it is: the task
+    retries it, and the row stays running until then.
+    """
+    try:
+        yield
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc}"[:2000]
+        rows.update(status=TaskStatus.FAILED, message=message, finished_at=timezone.now())
+        raise
 
 
 class RequestedTask(TaskProgress, models.Model):

@@ -20,8 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from sqlglot.errors import SqlglotError
 
-from config.progress import TaskStatus
-from config.task_retry import TRANSIENT_ERRORS
+from config.progress import TaskStatus, failure_recorded
 from labelling import audit_checks as checks
 from labelling.compare import normalise_row
 from labelling.models import GoldSetAudit, GoldSetVersion, GoldSetVersionItem, LabelDecision
@@ -256,14 +255,8 @@ def goldset_audit_tracked(*, audit_id: int) -> str | None:
     def progress(done: int, total: int) -> None:
         rows.update(items_done=done, items_total=total)
 
-    try:
+    with failure_recorded(rows):
         report = goldset_audit(version=audit.version, progress=progress)
-    except TRANSIENT_ERRORS:
-        raise  # retried by the task; the row stays running until then
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"[:2000]
-        rows.update(status=TaskStatus.FAILED, message=message, finished_at=timezone.now())
-        raise
     rows.update(
         status=TaskStatus.DONE,
         items_done=report["items"],

@@ -10,8 +10,7 @@ from celery import current_app
 from django.db import transaction
 from django.utils import timezone
 
-from config.progress import TaskStatus
-from config.task_retry import TRANSIENT_ERRORS
+from config.progress import TaskStatus, failure_recorded
 from triage.monitor_models import MonitorPass
 from triage.monitoring import live_judges_monitor
 from triage.policy import policy_current
@@ -46,14 +45,8 @@ def monitor_pass_tracked(*, pass_id: int) -> str | None:
     def progress(done: int, total: int) -> None:
         rows.update(judges_done=done, judges_total=total)
 
-    try:
+    with failure_recorded(rows):
         snapshots = live_judges_monitor(progress=progress)
-    except TRANSIENT_ERRORS:
-        raise  # retried by the task; the row stays running until then
-    except Exception as exc:
-        message = f"{type(exc).__name__}: {exc}"[:2000]
-        rows.update(status=TaskStatus.FAILED, message=message, finished_at=timezone.now())
-        raise
     if snapshots:
         message = f"Estimated the live error rate for {len(snapshots)} judge(s)."
     else:
