@@ -17,7 +17,6 @@ lines name which. Filled by COPY (`tests/bench/bulk_fill.py`), measured in child
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import statistics
@@ -38,7 +37,7 @@ from django.urls import reverse
 from config.roles import LABELLER, ensure_role_groups
 from judges.models import Backend, JudgeVersion, Verdict
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Label, Query
-from tests.bench.bulk_fill import ScratchDatabase, analyze, bulk_insert, judge_versions_create, size_label
+from tests.bench.bulk_fill import ScratchDatabase, analyze, bulk_insert, judge_versions_create, phased_main, size_label
 from triage.models import LiveQuery
 from triage.monitoring import live_judges_monitor
 from triage.policy import policy_publish
@@ -243,8 +242,4 @@ def run() -> list[dict]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "--phase":
-        print(json.dumps(PHASES[sys.argv[2]](*sys.argv[3:])))
-    else:
-        for record in run():
-            print(json.dumps(record))
+    phased_main(run, PHASES)

@@ -17,7 +17,6 @@ the line names which. Filled by COPY (`bulk_fill.py`), timed in child processes.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -42,6 +41,7 @@ from tests.bench.bulk_fill import (
     completed_run_add,
     gold_version_create,
     judge_versions_create,
+    phased_main,
     verdicts_fetch_floor,
 )
 
@@ -184,8 +184,4 @@ def run() -> list[dict]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "--phase":
-        print(json.dumps(PHASES[sys.argv[2]](*sys.argv[3:])))
-    else:
-        for record in run():
-            print(json.dumps(record))
+    phased_main(run, PHASES)

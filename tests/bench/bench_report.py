@@ -21,7 +21,6 @@ memory is measured in a process that did nothing else.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import statistics
@@ -45,6 +44,7 @@ from tests.bench.bulk_fill import (
     completed_run_add,
     gold_version_create,
     judge_versions_create,
+    phased_main,
     postgres_reachable,
     size_label,
     verdicts_fetch_floor,
@@ -158,8 +158,4 @@ def run() -> list[dict]:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 3 and sys.argv[1] == "--phase":
-        print(json.dumps(PHASES[sys.argv[2]](*sys.argv[3:])))
-    else:
-        for record in run():
-            print(json.dumps(record))
+    phased_main(run, PHASES)

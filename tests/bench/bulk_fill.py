@@ -226,3 +226,13 @@ def run_phase(module: str, phase: str, database_url: str, *args) -> dict:
     if done.returncode != 0:
         raise RuntimeError(f"bench phase {module} {phase} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def phased_main(run, phases: dict) -> None:
+    """A benchmark module's `__main__`: one phase (`--phase NAME ARGS...`, its JSON on the last
+    line, as `run_phase` reads it), or the whole benchmark, one JSON record per line."""
+    if len(sys.argv) >= 3 and sys.argv[1] == "--phase":
+        print(json.dumps(phases[sys.argv[2]](*sys.argv[3:])))
+    else:
+        for record in run():
+            print(json.dumps(record))
