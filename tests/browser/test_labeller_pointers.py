@@ -102,6 +102,8 @@ def test_a_disagreement_leads_to_the_item_and_names_who_may_adjudicate(page, liv
     log_in(page, live_server, "labeller-user")
     page.goto(f"{live_server.url}/labelling/queue/argue/item/{item.pk}/")
     page.keyboard.press("c")
+    # The label is saved once its confirmation shows; a page opened before that aborts the post.
+    page.locator("#flash", has_text="labelled correct").wait_for()
     page.goto(f"{live_server.url}/labelling/queue/argue/item/{item.pk}/")
     note = page.locator("#disagreement")
     assert f"You and (import) disagree: awaiting an adjudicator. {ADJUDICATORS} may adjudicate." in note.inner_text()
