@@ -7,6 +7,7 @@ from judges.calibration_data import load_calibration
 from judges.models import RunStatus
 from judges.report import build_report, ensembles_up_to
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
+from labelling.taxonomy import taxonomy_default
 
 pytestmark = pytest.mark.django_db
 
@@ -111,6 +112,7 @@ def test_unknown_baseline_is_refused(small_calibration):
 
 
 def test_loading_takes_the_same_number_of_queries_however_many_items(django_assert_max_num_queries):
+    taxonomy_default()  # seeded by a migration; a transactional test's flush earlier in this process removes it
     version = make_gold_set("big", labels(30, 70))
     run = make_run(version)
     for name in ("one", "two", "three"):
