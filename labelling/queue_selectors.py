@@ -118,27 +118,56 @@ def queue_label_get_last(*, user, gold_set: GoldSet | None) -> Label | None:
     )
 
 
+# The queue's counts stop here and the page says "1000+": counting every item and label of
+# a 100,000-item set on each "next item" made the page grow with the set (issue 33).
+COUNT_CAP = 1000
+
+
+def _count_capped(queryset) -> int:
+    """Count the rows, but no further than COUNT_CAP + 1 (shown as "1000+" by the `capped` filter)."""
+    return queryset.order_by()[: COUNT_CAP + 1].count()
+
+
 def queue_waiting_for(*, user, gold_set: GoldSet | None) -> dict:
     """Count the items this user's queue will still give them: audit samples, and the gold set's.
 
     The queue's own definition (`queue_item_get_next`): the items still wanting a label
     (`_waiting`) that this user never labelled. So it reaches 0 exactly when the queue says
     "Nothing left for you"; an item waiting only for *another* labeller's second label is not
-    counted.
+    counted. Each count stops past COUNT_CAP. `for_others` (the set's items still waiting, but
+    for someone else's second label) is counted only when nothing waits for the user, the only
+    time the queue shows it.
     """
-    labelled_by_user = Label.objects.filter(labeller=user).values("query_id")
     audit_waiting, *set_waiting = _waiting(gold_set=gold_set)
-    audit = audit_waiting.exclude(id__in=labelled_by_user).count()
-    in_set = set_waiting[0].exclude(id__in=labelled_by_user).count() if set_waiting else 0
-    for_others = set_waiting[0].filter(id__in=labelled_by_user).count() if set_waiting else 0
-    # for_others: the set's items still waiting, but for someone else's (second) label.
-    return {"audit": audit, "gold_set": in_set, "total": audit + in_set, "for_others": for_others}
+    audit = _count_labelled_by(user, audit_waiting, labelled=False)
+    in_set = _count_labelled_by(user, set_waiting[0], labelled=False) if set_waiting else 0
+    total = min(audit + in_set, COUNT_CAP + 1)
+    for_others = _count_labelled_by(user, set_waiting[0], labelled=True) if set_waiting and not total else 0
+    return {"audit": audit, "gold_set": in_set, "total": total, "for_others": for_others}
+
+
+def _count_labelled_by(user, candidates, *, labelled: bool) -> int:
+    """Count the candidates the user has labelled (or never labelled), stopping past COUNT_CAP.
+
+    Walked as `_first_not_labelled_by` walks: candidate ids a chunk at a time from the partial
+    queue index, then the user's labels among them. One anti-join instead was merged against
+    every label of the table, ~20 ms at 200,000 labels.
+    """
+    found, last_id = 0, 0
+    while found <= COUNT_CAP:
+        ids = list(candidates.filter(id__gt=last_id).order_by("id").values_list("id", flat=True)[: COUNT_CAP + 1])
+        mine = set(Label.objects.filter(labeller=user, query_id__in=ids).order_by().values_list("query_id", flat=True))
+        found += len(mine) if labelled else len(ids) - len(mine)
+        if len(ids) <= COUNT_CAP:
+            break
+        last_id = ids[-1]
+    return min(found, COUNT_CAP + 1)
 
 
 def queue_progress_get(*, user, gold_set: GoldSet) -> dict:
-    """Say where this user stands in a gold set's queue: what still needs their label, of how many."""
-    total = Query.objects.filter(gold_set=gold_set).count()
-    mine = Label.objects.filter(query__gold_set=gold_set, labeller=user, is_current=True).count()
+    """Say where this user stands in a gold set's queue: what still needs their label, of how many (each capped)."""
+    total = _count_capped(Query.objects.filter(gold_set=gold_set))
+    mine = _count_capped(Label.objects.filter(query__gold_set=gold_set, labeller=user, is_current=True))
     return {"total": total, "mine": mine, "for_you": queue_waiting_for(user=user, gold_set=gold_set)}
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, Max, Min, OuterRef, Q
 
 from config.keyset import keyset_chunks
 from labelling.filters import VersionItemFilter
@@ -18,6 +18,7 @@ from labelling.models import (
     GoldSetVersionItem,
     Label,
     LabelDecision,
+    Query,
     ResolutionPolicy,
 )
 
@@ -210,14 +211,26 @@ def version_item_filter(*, version: GoldSetVersion, params, labellers=(), sees_a
 
 def version_item_list(*, filters: VersionItemFilter):
     """Return the version's items the filters keep, with their query, in item order."""
-    return filters.qs.order_by("query_id")
+    # The queries fetched by id for the items read (a page, a chunk), not joined: the join
+    # merged along every query of the table to reach this version's first (issue 33).
+    return filters.qs.select_related(None).prefetch_related("query").order_by("query_id")
 
 
 def version_metadata_keys(*, version: GoldSetVersion, sample: int = 2000) -> list[str]:
     """Return the metadata keys of a version's items (read from its first `sample` items)."""
     keys: set[str] = set()
-    rows = GoldSetVersionItem.objects.filter(version=version).order_by("query_id")[:sample]
-    for metadata in rows.values_list("query__metadata", flat=True):
+    # The sample's first and last query first, then a join within them on both sides: joined
+    # unbounded, the planner merged along every query of the table to reach this version's first.
+    ids = GoldSetVersionItem.objects.filter(version=version).order_by("query_id").values_list("query_id", flat=True)
+    sampled = list(ids[:sample])
+    if not sampled:
+        return []
+    low, high = sampled[0], sampled[-1]
+    rows = Query.objects.filter(
+        id__gte=low, id__lte=high, version_items__version=version, version_items__query__gte=low,
+        version_items__query__lte=high,
+    ).order_by()  # fmt: skip
+    for metadata in rows.values_list("metadata", flat=True):
         if isinstance(metadata, dict):
             keys.update(key for key in metadata if key != "mutation")
     return sorted(keys)
@@ -288,10 +301,17 @@ def version_labeller_names(*, version) -> list[str]:
     # A first-label lookup per labeller (the label index by labeller answers each at once),
     # not one join over every label of the version: the planner hashed all the version's
     # items for that, a cost that grew with them (issue 33, bench_growth's version page).
+    bounds = GoldSetVersionItem.objects.filter(version=version).aggregate(low=Min("query_id"), high=Max("query_id"))
+    if bounds["low"] is None:
+        return []
+    # Both sides bounded by the version's first and last query, and walked in query order: else
+    # the lookup scanned the labeller's labels, or the items, of every other gold set first.
+    within = {"query__gte": bounds["low"], "query__lte": bounds["high"]}
+    in_version = GoldSetVersionItem.objects.filter(version=version, query=OuterRef("query_id"), **within)
+    holds = Label.objects.filter(Exists(in_version), is_current=True, **within).order_by("query_id")
     labellers = get_user_model().objects.filter(Exists(Label.objects.filter(labeller=OuterRef("pk"))))
-    holds = Label.objects.filter(query__version_items__version=version, is_current=True)
     return [
         username
         for pk, username in labellers.order_by("username").values_list("pk", "username")
-        if holds.filter(labeller_id=pk).exists()
+        if holds.filter(labeller_id=pk).values_list("query_id", flat=True).first() is not None
     ]

@@ -2,6 +2,7 @@ from collections import Counter
 
 from django import template
 
+from labelling import queue_selectors
 from labelling.error_classes import error_classes_split
 from labelling.forms import AdjudicationForm
 from labelling.highlight import highlight_sql
@@ -29,6 +30,13 @@ def kappa(value):
 def classes(error_class):
     """Show a label's classes ("a;b") as "a, b"."""
     return ", ".join(error_classes_split(error_class))
+
+
+@register.filter
+def capped(count):
+    """Show a queue count that stopped past its cap (`queue_selectors.COUNT_CAP`) as "1000+"."""
+    cap = queue_selectors.COUNT_CAP
+    return f"{cap}+" if count > cap else count
 
 
 @register.filter

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from labelling import queue_selectors
 from labelling.goldset_io import goldset_import
 from labelling.models import LabelReveal, QuerySource
 from labelling.queue_selectors import disagreement_get, queue_item_get_next, queue_waiting_for
@@ -55,6 +56,21 @@ def test_items_waiting_only_for_someone_elses_second_label_are_not_counted_for_m
     theirs = queue_waiting_for(user=role_users["admin"], gold_set=gold_set)
     assert (mine["gold_set"], mine["for_others"]) == (0, 1)
     assert (theirs["gold_set"], theirs["for_others"]) == (1, 0)
+
+
+def test_the_queues_counts_stop_past_the_cap_and_say_so(client_for, role_users, monkeypatch):
+    """A count past the cap reads "N+" (issue 33: exact counts of a large set grew with it)."""
+    monkeypatch.setattr(queue_selectors, "COUNT_CAP", 2)
+    gold_set = factories.gold_set(name="capped", overlap_share=1.0)
+    queries = [factories.query(gold_set=gold_set, external_id=f"k{n}") for n in range(6)]
+    for query in queries[:3]:
+        label_create(query=query, labeller=role_users["labeller"], decision="correct")
+    assert queue_waiting_for(user=role_users["labeller"], gold_set=gold_set)["gold_set"] == 3  # 3 of 3 past the cap
+    page = client_for("labeller").get(reverse("labelling:queue", args=["capped"]), follow=True).content.decode()
+    assert "<strong>2+</strong> items need your label · 2+ in the set · 2+ labelled by you" in page
+    for query in queries[3:5]:
+        label_create(query=query, labeller=role_users["labeller"], decision="correct")
+    assert queue_waiting_for(user=role_users["labeller"], gold_set=gold_set)["gold_set"] == 1  # exact under the cap
 
 
 def test_the_gold_set_list_shows_the_queues_count_for_a_labeller_only(client_for, role_users):
