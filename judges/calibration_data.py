@@ -10,6 +10,7 @@ number is then computed by `judges.metrics` and `judges.ensembles` on the arrays
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,12 +19,16 @@ from django.db.models import Count, Exists, OuterRef, Q, Sum
 from judges import metrics
 from judges.draws import DrawTable, draws_from_rows
 from judges.examples import example_items, example_pairs, rows_outside_examples
+from judges.gold_items import gold_items, load_gold_items, load_gold_items_of_versions
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
-from judges.run_selection import SOURCE_BOTH, RunSelection, calibration_run_ids_get, gold_items_of_source
+from judges.run_selection import RunSelection, calibration_run_ids_get
 from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
-from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
+from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
 from labelling.split_models import SPLIT_ALL
-from labelling.splits import items_of_split
+
+# Judge version ids below this map to columns through a lookup table (2 MB at most).
+LOOKUP_MAX_ID = 2**20
+ITEM_LOOKUP_CHUNK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -53,14 +58,15 @@ class CalibrationData:
     run_ids: list[int]
     selection: RunSelection
     query_ids: np.ndarray
-    external_ids: list[str]
+    external_ids: Sequence[str]  # a list, or `judges.gold_items.ExternalIds` (read when first used)
     is_wrong: np.ndarray
     error_class: np.ndarray
     judges: list[JudgeColumn]
     counts: metrics.VerdictCounts
     verdicts: np.ndarray
     cost_sum: np.ndarray  # per judge; NaN where none of its verdicts has a measured cost
-    latencies: list[np.ndarray]
+    # Per judge column, its measured latencies; None: read from `rows` when asked (`latency_of`).
+    latencies: list[np.ndarray] | None
     # Per verdict row (in the version): item, column, decision code, draw key, latency.
     rows: tuple[np.ndarray, ...] = field(default=(), repr=False)
     # Judge version id -> verdicts its calls recorded as made by the simulator.
@@ -94,6 +100,16 @@ class CalibrationData:
                 item, column, decision, draw_key, latency, len(self.is_wrong), len(self.judges)
             )
         return self._draws
+
+    def latency_of(self, column: int) -> np.ndarray:
+        """Return one judge column's measured latencies (unmeasured, NaN, left out).
+
+        Read from the rows when asked rather than held as a second copy of every latency.
+        """
+        if self.latencies is not None:
+            return self.latencies[column]
+        _, column_of_row, _, _, latency_of_row = self.rows
+        return latency_of_row[(column_of_row == column) & ~np.isnan(latency_of_row)]
 
     @property
     def common_items(self) -> np.ndarray:
@@ -133,53 +149,6 @@ def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int
     """Return the given runs on this version, or by default all its completed runs."""
     selection = RunSelection(run_ids=tuple(sorted(int(i) for i in run_ids))) if run_ids is not None else None
     return calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
-
-
-def gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH, split: str = SPLIT_ALL):
-    """Return the version's correct/wrong items of `source` and `split`: the rows of every table of the report."""
-    items = GoldSetVersionItem.objects.filter(
-        version=gold_set_version, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
-    )
-    return items_of_split(gold_items_of_source(items, source), split)
-
-
-def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH, split: str = SPLIT_ALL):
-    """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source` and `split`.
-
-    A wrong item without an error class is `unclassified` (the product's one word for it).
-    """
-    rows = (
-        gold_items(gold_set_version, source, split)
-        .order_by("query_id")
-        .values_list("query_id", "query__external_id", "decision", "error_class")
-    )
-    return gold_item_arrays(list(rows))
-
-
-def gold_item_arrays(rows: list) -> tuple:
-    """Turn (query id, external id, decision, error class) rows, by query id, into the item arrays."""
-    query_ids = np.array([row[0] for row in rows], dtype=np.int64)
-    external_ids = [row[1] for row in rows]
-    is_wrong = np.array([row[2] == LabelDecision.WRONG for row in rows], dtype=bool)
-    error_class = np.array(
-        [(row[3] or UNCLASSIFIED) if row[2] == LabelDecision.WRONG else "" for row in rows], dtype=object
-    )
-    return query_ids, external_ids, is_wrong, error_class
-
-
-def load_gold_items_of_versions(version_ids: list[int]) -> dict[int, tuple]:
-    """Return {version id: `load_gold_items` of it} for many versions (every item, both sources), in one query."""
-    rows = (
-        GoldSetVersionItem.objects.filter(
-            version_id__in=version_ids, decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG]
-        )
-        .order_by("version_id", "query_id")
-        .values_list("version_id", "query_id", "query__external_id", "decision", "error_class")
-    )
-    grouped = {version_id: [] for version_id in version_ids}
-    for version_id, *row in rows:
-        grouped[version_id].append(row)
-    return {version_id: gold_item_arrays(found) for version_id, found in grouped.items()}
 
 
 def fetch_verdict_costs(run_ids: list[int], items=None) -> dict[int, tuple[int, float, int, int]]:
@@ -257,17 +226,27 @@ def load_calibration(
     items = load_gold_items(gold_set_version, selection.source, split)
     # Every verdict of the runs: its judge ids size the packed rows.
     costs = fetch_verdict_costs(runs)
-    rows = fetch_verdict_rows(runs, max(costs, default=0))
-    in_version = rows_on_items(items[0], rows[0])
+    rows = fetch_verdict_rows(runs, max(costs, default=0), expected_rows=sum(sums[0] for sums in costs.values()))
+    item_of_row, in_version = items_of_rows(items[0], rows[0])
+    rows = [item_of_row, *rows[1:]]  # the query ids are no longer needed: their memory goes
     if not in_version.all():
         # Some verdicts are on items outside the report (another source, an unsure item):
         # count and price only the report's, as every other column does.
         costs = fetch_verdict_costs(runs, gold_items(gold_set_version, selection.source, split))
-    judges = load_judge_columns(np.unique(rows[1][in_version]))
+        rows = [row[in_version] for row in rows]
+    del item_of_row, in_version
+    judges = load_judge_columns(judge_ids_present(rows[1]))
     examples = example_items([judge.id for judge in judges], items[0])
-    return calibration_assemble(
-        gold_set_version, selection, split, runs, items, costs, [row[in_version] for row in rows], judges, examples
-    )
+    compact_rows(rows, judges)
+    return calibration_assemble(gold_set_version, selection, split, runs, items, costs, rows, judges, examples)
+
+
+def judge_ids_present(judge_of_row: np.ndarray) -> list[int]:
+    """Return the judge version ids among the rows, by counting rather than sorting a million ids."""
+    if not len(judge_of_row):
+        return []
+    low = int(judge_of_row.min())
+    return (np.flatnonzero(np.bincount(judge_of_row - low)) + low).tolist()
 
 
 def load_calibrations(*, gold_set_versions) -> dict[int, CalibrationData]:
@@ -291,9 +270,9 @@ def load_calibrations(*, gold_set_versions) -> dict[int, CalibrationData]:
     kept, outside = {}, False
     for version_id in versions:
         mine = version_of_row == version_id
-        in_version = rows_on_items(items_of[version_id][0], rows[0][mine])
+        item_of_row, in_version = items_of_rows(items_of[version_id][0], rows[0][mine])  # a copy: rows[0] stays
         outside = outside or not in_version.all()
-        kept[version_id] = [row[mine][in_version] for row in rows]
+        kept[version_id] = [item_of_row[in_version], *(row[mine][in_version] for row in rows[1:])]
     if outside:
         costs = fetch_verdict_costs_by_version(runs, on_items=True)
     judges = load_judge_columns(np.unique(np.concatenate([rows_[1] for rows_ in kept.values()] or [[]])))
@@ -303,6 +282,7 @@ def load_calibrations(*, gold_set_versions) -> dict[int, CalibrationData]:
         present = set(np.unique(kept[version_id][1]).tolist())
         columns = [judge for judge in judges if judge.id in present]
         query_ids = items_of[version_id][0]
+        compact_rows(kept[version_id], columns)
         result[version_id] = calibration_assemble(
             version,
             RunSelection(),
@@ -326,22 +306,35 @@ def versions_of_runs(run_version: dict[int, int], run_of_row: np.ndarray) -> np.
     return version_ids[np.searchsorted(run_ids, run_of_row)]
 
 
-def rows_on_items(query_ids: np.ndarray, query_of_row: np.ndarray) -> np.ndarray:
-    """Return True for the verdict rows whose query is one of the (sorted) items."""
-    item_of_row = np.searchsorted(query_ids, query_of_row)
-    in_version = item_of_row < len(query_ids)
-    in_version[in_version] = query_ids[item_of_row[in_version]] == query_of_row[in_version]
-    return in_version
+def items_of_rows(query_ids: np.ndarray, query_of_row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (each verdict row's item index, True for the rows whose query is one of the sorted items).
+
+    The item indices overwrite `query_of_row` (int64) chunk by chunk, so that millions of
+    rows need no second array of them. The index of a row outside the items is
+    meaningless: keep only the rows marked True.
+    """
+    in_items = np.zeros(len(query_of_row), dtype=bool)
+    if not len(query_ids):
+        query_of_row[:] = 0
+        return query_of_row, in_items
+    for start in range(0, len(query_of_row), ITEM_LOOKUP_CHUNK):
+        chunk = query_of_row[start : start + ITEM_LOOKUP_CHUNK]
+        found = np.minimum(np.searchsorted(query_ids, chunk), len(query_ids) - 1)
+        in_items[start : start + len(chunk)] = query_ids[found] == chunk
+        chunk[:] = found
+    return query_of_row, in_items
 
 
 def calibration_assemble(
     gold_set_version, selection, split, runs, items, costs, rows, judges, examples
 ) -> CalibrationData:
-    """Lay a version's items and its verdict rows (all on its items) out as arrays: the pure half of loading."""
+    """Lay a version's items and its verdict rows (all on its items) out as arrays: the pure half of loading.
+
+    `rows` are (item index, judge column, decision code, draw key, latency) per verdict
+    (`compact_rows`).
+    """
     query_ids, external_ids, is_wrong, error_class = items
-    query_of_row, judge_of_row, decision_of_row, draw_key_of_row, latency_of_row = rows
-    item_of_row = np.searchsorted(query_ids, query_of_row)
-    column_of_row = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), judge_of_row)
+    item_of_row, column_of_row, decision_of_row, draw_key_of_row, latency_of_row = rows
     n_items, n_judges = len(query_ids), len(judges)
     # A judge version is never scored on its own worked examples (judges.examples).
     outside = rows_outside_examples(item_of_row, column_of_row, examples, n_items)
@@ -352,7 +345,6 @@ def calibration_assemble(
     counts = metrics.counts_from_rows(item_of_row, column_of_row, decision_of_row, n_items, n_judges)
     verdicts = np.array([costs.get(judge.id, (0, np.nan))[0] for judge in judges], dtype=np.int64)
     cost_sum = np.array([costs.get(judge.id, (0, np.nan))[1] for judge in judges], dtype=np.float64)
-    latencies = [values[~np.isnan(values)] for values in split_by_column(latency_of_row, column_of_row, n_judges)]
     return CalibrationData(
         gold_set_version=gold_set_version,
         run_ids=runs,
@@ -365,7 +357,7 @@ def calibration_assemble(
         counts=counts,
         verdicts=verdicts,
         cost_sum=cost_sum,
-        latencies=latencies,
+        latencies=None,
         rows=(item_of_row, column_of_row, decision_of_row, draw_key_of_row, latency_of_row),
         simulated_verdicts={judge_id: simulated for judge_id, (*_, simulated) in costs.items()},
         split=split,
@@ -373,19 +365,25 @@ def calibration_assemble(
     )
 
 
+def compact_rows(rows: list, judges: list[JudgeColumn]) -> None:
+    """Replace, in the list, the item indices by int32 and the judge version ids by int16 judge columns.
+
+    The wide arrays go as they are replaced: 55 MB less at five million verdicts. Code that
+    multiplies these columns by a size casts them to int64 first (numpy keeps the narrow type).
+    """
+    rows[1] = columns_of(np.array([judge.id for judge in judges], dtype=np.int64), rows[1])
+    if len(rows[0]) and int(rows[0].max()) < 2**31:
+        rows[0] = rows[0].astype(np.int32)
+
+
 def columns_of(judge_ids: np.ndarray, judge_of_row: np.ndarray) -> np.ndarray:
-    """Map judge version ids to column numbers (columns are ordered by name, not by id)."""
+    """Map judge version ids to column numbers, int16 (columns are ordered by name, not by id)."""
+    dtype = np.int16 if len(judge_ids) < 2**15 else np.int32
     if not len(judge_ids):
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(len(judge_of_row), dtype=dtype)
+    if int(judge_ids.max()) < LOOKUP_MAX_ID:
+        lookup = np.zeros(int(judge_ids.max()) + 1, dtype=dtype)
+        lookup[judge_ids] = np.arange(len(judge_ids))
+        return np.take(lookup, judge_of_row)
     order = np.argsort(judge_ids, kind="stable")
-    return order[np.searchsorted(judge_ids[order], judge_of_row)]
-
-
-def split_by_column(values: np.ndarray, column_of_row, n_judges: int) -> list[np.ndarray]:
-    """Group per-verdict values by judge column."""
-    if not n_judges:
-        return []
-    order = np.argsort(column_of_row, kind="stable")
-    bounds = np.searchsorted(np.asarray(column_of_row)[order], np.arange(n_judges + 1))
-    ordered = values[order]
-    return [ordered[bounds[i] : bounds[i + 1]] for i in range(n_judges)]
+    return order.astype(dtype)[np.searchsorted(judge_ids[order], judge_of_row)]

@@ -113,7 +113,7 @@ def guess_table_load(data: CalibrationData) -> GuessTable:
 
 def guess_figures(data: CalibrationData, table: GuessTable, column: int) -> dict:
     """Return one judge's class accuracy (with interval) and its unmapped guesses {guess: rejects}."""
-    answered = data.counts.decided[:, column]
+    answered = data.counts.decided_in(column)
     matched = np.zeros(len(data.is_wrong), dtype=float)
     unmapped: dict[str, int] = {}
     rows = np.flatnonzero(table.column == column)
@@ -135,7 +135,7 @@ def guess_confusion(data: CalibrationData, table: GuessTable, column: int) -> di
     classes its rejects named, `(unmapped)` for guesses outside the taxonomy and
     `(no class named)` for rejects without a guess.
     """
-    answered = data.counts.decided[:, column]
+    answered = data.counts.decided_in(column)
     probs = data.probs[:, column]
     cells: dict[tuple[str, str], float] = {}
     named = np.zeros(len(data.is_wrong), dtype=float)

@@ -8,6 +8,8 @@ can add up to more than the wrong items. `unclassified` is no class. Pure: no OR
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 SEPARATOR = ";"  # labelling.error_classes.SEPARATOR
@@ -23,12 +25,25 @@ def text_codes(error_class: np.ndarray) -> tuple[list[str], np.ndarray]:
     """Return the distinct stored texts, sorted, and each item's index among them.
 
     Comparing small integers instead of Python strings item by item keeps these sets cheap on
-    hundreds of thousands of items.
+    hundreds of thousands of items. A report asks this of the same array for every judge and
+    figure, so the answer is kept while that array lives (the arrays are never written to).
     """
+    if isinstance(error_class, np.ndarray):
+        kept = _codes_of_array.get(id(error_class))
+        if kept is not None and kept[0]() is error_class:
+            return kept[1]
     texts = np.asarray(error_class, dtype=object).tolist()
     distinct = sorted(set(texts))
     index = {text: i for i, text in enumerate(distinct)}
-    return distinct, np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+    found = distinct, np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+    if isinstance(error_class, np.ndarray):
+        _codes_of_array[id(error_class)] = (weakref.ref(error_class), found)
+        weakref.finalize(error_class, _codes_of_array.pop, id(error_class), None)
+    return found
+
+
+# id(array) -> (a weak reference to it, its text_codes): an entry goes when its array does.
+_codes_of_array: dict[int, tuple[weakref.ref, tuple]] = {}
 
 
 def class_members(error_class: np.ndarray, mask: np.ndarray) -> dict[str, np.ndarray]:

@@ -11,7 +11,7 @@ aligned draw (some member never answered it) is left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -31,7 +31,19 @@ class DrawTable:
     """
 
     decisions: np.ndarray  # int8: ACCEPT, REJECT or MISSING
-    latency: np.ndarray  # float64, NaN where MISSING
+    source: DrawRows = field(repr=False)  # the verdict rows the draws were laid out from
+
+    @cached_property
+    def latency(self) -> np.ndarray:
+        """Return items × judges × draw slot latencies (float64, NaN where MISSING).
+
+        Laid out from the rows when first read: only an ensemble's latency needs it, and the
+        report at five million verdicts would otherwise hold 40 MB it never reads.
+        """
+        table = np.full(self.decisions.shape, np.nan)
+        for judge, rows, item, slot in self.source.placements():
+            table[item, judge, slot] = self.source.latency[rows]
+        return table
 
     @cached_property
     def answered(self) -> np.ndarray:
@@ -53,35 +65,76 @@ class DrawTable:
         return bits
 
 
+@dataclass(frozen=True)
+class DrawRows:
+    """Verdict rows (item index, judge index, decision code, draw key, latency) and the table's size."""
+
+    item_index: np.ndarray
+    judge_index: np.ndarray
+    decision: np.ndarray
+    draw_key: np.ndarray
+    latency: np.ndarray
+    n_items: int
+    n_judges: int
+
+    @cached_property
+    def answered(self) -> np.ndarray:
+        return self.decision != ERROR
+
+    def rows_of(self, judge: int) -> np.ndarray:
+        """Return the answered rows of one judge column."""
+        return np.flatnonzero(self.answered & (self.judge_index == judge))
+
+    def slot_count(self) -> int:
+        """Return the most answered draws any judge has on one item."""
+        counts = (np.bincount(self.item_index[self.rows_of(judge)], minlength=1) for judge in range(self.n_judges))
+        return max((int(count.max()) for count in counts), default=0)
+
+    def placements(self):
+        """Yield (judge, its answered rows, their items, their draw slots), ordered by item then draw key.
+
+        One judge at a time, so that the sorting's working arrays are a judge's rows, not
+        every row (the report at five million verdicts must stay under 500 MB).
+        """
+        for judge in range(self.n_judges):
+            rows = self.rows_of(judge)
+            if not len(rows):
+                continue
+            item = self.item_index[rows].astype(np.int64, copy=False)
+            order = draw_order(item, self.draw_key[rows].astype(np.int64, copy=False))
+            rows, item = rows[order], item[order]
+            yield judge, rows, item, slots_within_runs(item)
+
+
 def draws_from_rows(item_index, judge_index, decision, draw_key, latency, n_items: int, n_judges: int) -> DrawTable:
     """Lay answered verdict rows out as draws, ordered within each item × judge by draw_key.
 
     draw_key orders a judge's verdicts on an item (Docket uses run × 2¹⁶ + repeat); errors
     are dropped, so draw r is the r-th *answered* verdict.
     """
-    decision = np.asarray(decision)
-    keep = decision != ERROR
-    item = np.asarray(item_index, dtype=np.int64)[keep]
-    judge = np.asarray(judge_index, dtype=np.int64)[keep]
-    code = decision[keep]
-    key = np.asarray(draw_key, dtype=np.int64)[keep]
-    values = np.asarray(latency, dtype=float)[keep]
-    cell = item * n_judges + judge
-    order = draw_order(cell, key)
-    cell_sorted = cell[order]
-    # A row's slot is its distance from the first row of its cell (rows are sorted by cell).
-    index = np.arange(len(order))
-    first = np.ones(len(order), dtype=bool)
-    first[1:] = cell_sorted[1:] != cell_sorted[:-1]
-    slot = index - np.maximum.accumulate(np.where(first, index, 0)) if len(order) else index
-    n_slots = int(slot.max()) + 1 if len(slot) else 0
-    flat = cell_sorted * n_slots + slot
-    decisions = np.full(n_items * n_judges * n_slots, MISSING, dtype=np.int8)
-    latencies = np.full(n_items * n_judges * n_slots, np.nan)
-    decisions[flat] = code[order]
-    latencies[flat] = values[order]
-    shape = (n_items, n_judges, n_slots)
-    return DrawTable(decisions=decisions.reshape(shape), latency=latencies.reshape(shape))
+    source = DrawRows(
+        np.asarray(item_index),
+        np.asarray(judge_index),
+        np.asarray(decision),
+        np.asarray(draw_key),
+        np.asarray(latency, dtype=float),
+        n_items,
+        n_judges,
+    )
+    decisions = np.full((n_items, n_judges, source.slot_count()), MISSING, dtype=np.int8)
+    for judge, rows, item, slot in source.placements():
+        decisions[item, judge, slot] = source.decision[rows]
+    return DrawTable(decisions=decisions, source=source)
+
+
+def slots_within_runs(sorted_cells: np.ndarray) -> np.ndarray:
+    """Return each row's distance from the first row of its cell (rows sorted by cell): its draw slot."""
+    index = np.arange(len(sorted_cells))
+    if not len(index):
+        return index
+    first = np.ones(len(index), dtype=bool)
+    first[1:] = sorted_cells[1:] != sorted_cells[:-1]
+    return index - np.maximum.accumulate(np.where(first, index, 0))
 
 
 def draw_order(cell: np.ndarray, key: np.ndarray) -> np.ndarray:

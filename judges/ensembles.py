@@ -261,8 +261,11 @@ def pair_overlap(draws: DrawTable, is_wrong: np.ndarray, a: int, b: int) -> dict
 
     reject_a, reject_b, reject_both = share(rejects_a), share(rejects_b), share(rejects_a & rejects_b)
     missed_a, missed_b = 1 - reject_a, 1 - reject_b
-    share_both_missed = 1 - share(rejects_a | rejects_b)
-    union, _ = ensemble_rates(draws, is_wrong, [a, b], "any", items=paired)
+    reject_either = share(rejects_a | rejects_b)
+    share_both_missed = 1 - reject_either
+    # The `any` ensemble's reject probability on the paired items, from the bits already at
+    # hand (what `ensemble_rates(..., "any", items=paired)` computes; the tests hold them equal).
+    union = rates(reject_either[paired], np.asarray(is_wrong, dtype=bool)[paired])
     both_missed = float(share_both_missed[wrong].sum())
     missed_either = float(missed_a[wrong].sum() + missed_b[wrong].sum()) - both_missed
     # The 2×2 table of aligned draws (each item weighs one): rows a accepts/rejects, columns b.

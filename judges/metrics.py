@@ -72,6 +72,10 @@ class VerdictCounts:
         """Return the number of non-error verdicts per item and judge."""
         return self.rejects + self.accepts
 
+    def decided_in(self, column: int) -> np.ndarray:
+        """Return `decided` of one judge column, without computing the others."""
+        return self.rejects[:, column] + self.accepts[:, column]
+
     @property
     def judged(self) -> np.ndarray:
         """Return True where the judge has at least one non-error verdict on the item."""
@@ -81,30 +85,26 @@ class VerdictCounts:
 def counts_from_decisions(decisions: np.ndarray) -> VerdictCounts:
     """Reduce an items × judges × repeats array of decision codes (MISSING = no verdict)."""
     decisions = np.asarray(decisions)
-    return VerdictCounts(
-        rejects=(decisions == REJECT).sum(axis=2),
-        accepts=(decisions == ACCEPT).sum(axis=2),
-        errors=(decisions == ERROR).sum(axis=2),
-    )
+    return VerdictCounts(*((decisions == code).sum(axis=2) for code in (REJECT, ACCEPT, ERROR)))
 
 
 def counts_from_rows(item_index, judge_index, decision, n_items: int, n_judges: int) -> VerdictCounts:
-    """Reduce flat verdict rows (item index, judge index, decision code) with one bincount."""
-    cell = np.asarray(judge_index, dtype=np.int64) * n_items + np.asarray(item_index, dtype=np.int64)
-    key = cell * 3 + np.asarray(decision, dtype=np.int64)
-    counts = np.bincount(key, minlength=n_items * n_judges * 3).reshape(n_judges, n_items, 3)
-    return VerdictCounts(
-        rejects=counts[:, :, REJECT].T.copy(),
-        accepts=counts[:, :, ACCEPT].T.copy(),
-        errors=counts[:, :, ERROR].T.copy(),
-    )
+    """Reduce flat verdict rows (item index, judge index, decision code): a bincount per judge, on its rows only."""
+    item_index, judge_index, decision = (np.asarray(a) for a in (item_index, judge_index, decision))
+    # int32: a count of verdicts on one item never nears 2**31, and half the memory at millions of items.
+    counts = np.zeros((3, n_items, n_judges), dtype=np.int32)
+    for judge in range(n_judges):
+        mine = judge_index == judge
+        key = item_index[mine].astype(np.int64, copy=False) * 3 + decision[mine]
+        counts[:, :, judge] = np.bincount(key, minlength=n_items * 3).reshape(n_items, 3).T
+    return VerdictCounts(rejects=counts[REJECT], accepts=counts[ACCEPT], errors=counts[ERROR])
 
 
-def reject_prob(counts: VerdictCounts) -> np.ndarray:
-    """Return the share of non-error verdicts that reject, per item × judge (NaN if unjudged)."""
-    decided = counts.decided
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(decided > 0, counts.rejects / np.maximum(decided, 1), np.nan)
+def reject_prob(counts: VerdictCounts, column: int | None = None) -> np.ndarray:
+    """Return the share of non-error verdicts that reject, per item × judge or of one `column` (NaN if unjudged)."""
+    rejects = counts.rejects if column is None else counts.rejects[:, column]
+    decided = counts.decided if column is None else counts.decided_in(column)
+    return np.divide(rejects, decided, out=np.full(decided.shape, np.nan), where=decided > 0)
 
 
 def mean_over(values: np.ndarray, mask: np.ndarray) -> tuple[float | None, int]:
@@ -376,7 +376,7 @@ def judge_summary(
     rejects = counts.rejects[:, column]
     accepts = counts.accepts[:, column]
     errors = counts.errors[:, column]
-    probs = reject_prob(counts)[:, column]
+    probs = reject_prob(counts, column)
     summary = {
         "verdicts": int(verdicts),
         "errors": int(errors.sum()),

@@ -36,7 +36,7 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
         data.error_class,
         cost_sum=float(data.cost_sum[column]),  # NaN: no verdict's cost was measured
         verdicts=int(data.verdicts[column]),
-        latencies=data.latencies[column],
+        latencies=data.latency_of(column),
         generation_cost=generation_cost_usd,
     )
     entry = {"name": judge.name, "slug": judge.slug, "version": judge.number, "judge_version_id": judge.id}

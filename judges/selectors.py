@@ -288,7 +288,7 @@ def judge_version_summary(data, column: int) -> dict:
             data.error_class,
             cost_sum=float(data.cost_sum[column]),
             verdicts=int(data.verdicts[column]),
-            latencies=data.latencies[column],
+            latencies=data.latency_of(column),
             generation_cost=0.0,
         )
     )

@@ -15,7 +15,8 @@ import json
 import numpy as np
 
 from judges import metrics
-from judges.calibration_data import CalibrationData, gold_items, split_by_column
+from judges.calibration_data import CalibrationData
+from judges.gold_items import external_ids_subset, gold_items
 
 MIN_SLICE = 30
 OTHER = "other"
@@ -68,11 +69,10 @@ def calibration_subset(data: CalibrationData, keep: np.ndarray) -> CalibrationDa
     in_rows = keep[item] if len(item) else np.zeros(0, dtype=bool)
     n_judges = len(data.judges)
     verdicts = np.bincount(column[in_rows], minlength=n_judges).astype(np.int64)
-    latencies = [values[~np.isnan(values)] for values in split_by_column(latency[in_rows], column[in_rows], n_judges)]
     subset = dataclasses.replace(
         data,
         query_ids=data.query_ids[keep],
-        external_ids=[ext for ext, kept in zip(data.external_ids, keep, strict=True) if kept],
+        external_ids=external_ids_subset(data.external_ids, keep),
         is_wrong=data.is_wrong[keep],
         error_class=data.error_class[keep],
         counts=metrics.VerdictCounts(
@@ -80,7 +80,7 @@ def calibration_subset(data: CalibrationData, keep: np.ndarray) -> CalibrationDa
         ),
         verdicts=verdicts,
         cost_sum=data.cost_per_verdict * verdicts,
-        latencies=latencies,
+        latencies=None,  # from the subset's rows, when asked
         rows=(new_index[item[in_rows]], column[in_rows], decision[in_rows], draw_key[in_rows], latency[in_rows]),
         simulated_verdicts=_simulated_in(data, verdicts),
         guesses=None if data.guesses is None else data.guesses.subset(keep, new_index),

@@ -98,7 +98,7 @@ def checker_inputs_measure(*, data: CalibrationData, spec: str) -> CheckerInputs
     if entry["catch_rate"] is None or entry["false_reject_rate"] is None:
         raise ValueError(f"checker {spec!r} has no judged wrong or no judged correct item on {data.gold_set_version}")
     source = f"calibration on {data.gold_set_version}"
-    unmeasured = [data.judges[column].label for column in columns if not len(data.latencies[column])]
+    unmeasured = [data.judges[column].label for column in columns if not len(data.latency_of(column))]
     return CheckerInputs(
         name=spec,
         catch=Measured(entry["catch_rate"], tuple_or_none(entry["catch_rate_ci95"]), entry["judged_wrong"], source),
@@ -106,7 +106,7 @@ def checker_inputs_measure(*, data: CalibrationData, spec: str) -> CheckerInputs
             entry["false_reject_rate"], tuple_or_none(entry["false_reject_rate_ci95"]), entry["judged_correct"], source
         ),
         cost_usd=cost,
-        latency_ms=tuple(np.asarray(data.latencies[column], dtype=float) for column in columns),
+        latency_ms=tuple(np.asarray(data.latency_of(column), dtype=float) for column in columns),
         notes=tuple(unknown_input_notes(data, columns, unmeasured)),
     )
 

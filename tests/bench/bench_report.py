@@ -90,13 +90,14 @@ def phase_time(verdicts: str) -> dict:
     """Time fetch and report alternately, TIMING_ROUNDS each; return the medians."""
     version = gold_set_version(verdicts)
     run_ids = selected_run_ids(version)
-    first = verdicts_fetch_floor(run_ids)[0]  # warm the database's cache for both
     items = max(int(verdicts) // (JUDGES * REPEATS), 10)
-    assert len(first) == JUDGES * items * REPEATS, len(first)
+    expected = JUDGES * items * REPEATS
+    first = verdicts_fetch_floor(run_ids, expected)[0]  # warm the database's cache for both
+    assert len(first) == expected, len(first)
     fetch_times, report_times = [], []
     for _ in range(TIMING_ROUNDS):
         started = time.perf_counter()
-        verdicts_fetch_floor(run_ids)
+        verdicts_fetch_floor(run_ids, expected)
         fetch_times.append(time.perf_counter() - started)
         started = time.perf_counter()
         report = build_report(gold_set_version=version, generation_cost_usd=0.0125, baseline="bench-judge-00")

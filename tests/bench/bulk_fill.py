@@ -141,10 +141,11 @@ def completed_run_add(version, judge_versions, query_ids, is_wrong, *, repeats: 
     return run
 
 
-def verdicts_fetch_floor(run_ids: list[int]):
+def verdicts_fetch_floor(run_ids: list[int], expected_rows: int | None = None):
     """The floor: the report's own verdict SELECT (same columns, same packing) into numpy arrays.
 
-    It uses the report's fetch path (chunked fetchmany → np.fromiter) and SQL text, so a
+    It uses the report's fetch path (a server-side cursor's chunks → np.fromiter, filled in
+    place when `expected_rows` is given, as the report knows its count) and SQL text, so a
     ratio against it measures what a page or report adds to fetching, not a difference in
     what is fetched.
     """
@@ -154,7 +155,7 @@ def verdicts_fetch_floor(run_ids: list[int]):
         )
     )
     sql, dtypes, _ = verdict_rows_sql(run_ids, max_judge_version_id)
-    return fetch_columns(sql, run_ids, dtypes)
+    return fetch_columns(sql, run_ids, dtypes, expected_rows=expected_rows)
 
 
 def size_label(count: int) -> str:
