@@ -217,6 +217,7 @@ def ensemble_metrics(
     generation_cost: float = 0.0,
     k: int | None = None,
     cv=None,
+    latency: bool = True,
 ) -> dict:
     """Return rates, cost per accepted and latency of an ensemble deployed on single draws.
 
@@ -226,7 +227,8 @@ def ensemble_metrics(
     over its aligned draws. One attempt costs one generation plus one verdict of each
     member (None when a member's cost is unknown, NaN in `cost_per_verdict`, or no costs
     are given); latency is the max (parallel) or the sum (sequential) of the members'
-    latencies on the same draw.
+    latencies on the same draw; `latency=False` leaves the latency keys out (a page that
+    shows no ensemble's latency: its percentiles were half the dashboard's ensembles time).
     """
     items = np.ones(len(is_wrong), dtype=bool) if items is None else np.asarray(items, dtype=bool)
     result, aligned = ensemble_rates(draws, is_wrong, members, rule, items=items, k=k, cv=cv)
@@ -234,6 +236,14 @@ def ensemble_metrics(
     result["cost_per_attempt_usd"] = None if review_cost is None else generation_cost + review_cost
     result["attempts_per_accepted"] = attempts_per_accepted(result["flag_rate"])
     result["cost_per_accepted_usd"] = cost_per_accepted(result["flag_rate"], review_cost, generation_cost)
+    if latency:
+        result.update(ensemble_latency(draws, members, items, aligned))
+    return result
+
+
+def ensemble_latency(draws: DrawTable, members: list[int], items: np.ndarray, aligned: np.ndarray) -> dict:
+    """Return an ensemble's p50/p95 latency run in parallel (the slowest member) and in sequence (their sum)."""
+    result = {}
     # Aligned draws have every member's latency; the others are dropped.
     latency = draws.latency[:, members, :][items]
     parallel = latency.max(axis=1)[aligned] if latency.size else np.empty(0)

@@ -219,11 +219,17 @@ def build_report(
 
 
 def ensemble_entry(
-    data: CalibrationData, members: list[int], rule: str, *, generation_cost_usd: float = 0.0, k: int | None = None
+    data: CalibrationData,
+    members: list[int],
+    rule: str,
+    *,
+    generation_cost_usd: float = 0.0,
+    k: int | None = None,
+    latency: bool = True,
 ) -> dict:
     """Return an ensemble's metrics over the judge columns `members`, on single draws and common items.
 
-    Raises ValueError for an unknown rule or a k outside 1..len(members).
+    Raises ValueError for an unknown rule or a k outside 1..len(members). `latency=False`: no latency keys.
     """
     result = ensemble_metrics(
         data.draws,
@@ -234,6 +240,7 @@ def ensemble_entry(
         cost_per_verdict=data.cost_per_verdict,
         generation_cost=generation_cost_usd,
         k=k,
+        latency=latency,
     )
     result["members"] = [data.judges[i].label for i in members]
     result["rule"] = rule
@@ -261,8 +268,9 @@ def ensembles_up_to(
     rules=("any", "majority"),
     generation_cost_usd: float = 0.0,
     false_reject_ceiling: float = 1.0,
+    latency: bool = True,
 ) -> list[dict]:
-    """Score every ensemble of up to `max_size` judges; mark the Pareto frontier.
+    """Score every ensemble of up to `max_size` judges; mark the Pareto frontier (`latency`: as `ensemble_entry`).
 
     Every point is scored on the same items (`CalibrationData.common_items`). Points above
     the false-reject ceiling are kept but flagged `over_ceiling` and left off the frontier,
@@ -273,7 +281,9 @@ def ensembles_up_to(
     for size in range(1, min(max_size, len(data.judges)) + 1):
         for members in itertools.combinations(range(len(data.judges)), size):
             for rule in rules if size > 1 else ("any",):
-                entry = ensemble_entry(data, list(members), rule, generation_cost_usd=generation_cost_usd)
+                entry = ensemble_entry(
+                    data, list(members), rule, generation_cost_usd=generation_cost_usd, latency=latency
+                )
                 if size == 1:
                     entry["rule"] = "single"
                     entry["description"] = ensemble_description(entry["members"], "single")

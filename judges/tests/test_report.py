@@ -125,6 +125,16 @@ def test_loading_takes_the_same_number_of_queries_however_many_items(django_asse
     assert len(report["judges"]) == 3
 
 
+def test_ensembles_without_latency_are_the_same_points_less_the_latency_keys(small_calibration):
+    """The dashboard page asks for its points without latency (it shows none): every other figure is the same."""
+    data = load_calibration(gold_set_version=small_calibration)
+    with_latency = ensembles_up_to(data, generation_cost_usd=0.01)
+    without = ensembles_up_to(data, generation_cost_usd=0.01, latency=False)
+    latency_keys = {f"latency_ms_{way}_{p}" for way in ("parallel", "sequential") for p in ("p50", "p95")}
+    assert all(latency_keys <= set(point) for point in with_latency)
+    assert [{k: v for k, v in point.items() if k not in latency_keys} for point in with_latency] == without
+
+
 def test_ensembles_up_to_three_mark_a_pareto_frontier(small_calibration):
     data = load_calibration(gold_set_version=small_calibration)
     points = ensembles_up_to(data, generation_cost_usd=0.01)
