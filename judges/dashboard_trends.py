@@ -35,8 +35,9 @@ def judge_trends_get(*, data: CalibrationData) -> list[dict]:
     for judge in data.judges:
         colour_of.setdefault(judge.slug, PALETTE[len(colour_of) % len(PALETTE)])
     series: dict[str, dict] = {}
+    rows_of_run = rows_by_run(data)
     for run in runs:
-        for column, figures in run_rates(data, run.pk):
+        for column, figures in run_rates(data, rows_of_run.get(run.pk, np.zeros(0, dtype=np.int64))):
             judge = data.judges[column]
             entry = series.setdefault(
                 judge.slug,
@@ -58,14 +59,27 @@ def judge_trends_get(*, data: CalibrationData) -> list[dict]:
     return list(series.values())
 
 
-def run_rates(data: CalibrationData, run_id: int) -> list[tuple[int, dict]]:
-    """Return (column, `metrics.rates`) of each judge with verdicts in one run, on that run's rows alone."""
-    item, column, decision, draw_key, _ = data.rows
-    in_run = (np.asarray(draw_key, dtype=np.int64) >> DRAW_RUN_SHIFT) == run_id
+def rows_by_run(data: CalibrationData) -> dict[int, np.ndarray]:
+    """Return {run id: the indices of its verdict rows}, found with one sort (not one pass over every row per run)."""
+    draw_key = data.rows[3]
+    run_ids = np.array(sorted(data.run_ids), dtype=np.int64)
+    if not len(draw_key) or not len(run_ids):
+        return {}
+    run_index = np.searchsorted(run_ids, np.asarray(draw_key, dtype=np.int64) >> DRAW_RUN_SHIFT)
+    # Few runs: a stable sort of small integers is a radix sort, linear in the rows.
+    run_index = run_index.astype(np.int16 if len(run_ids) < 2**15 else np.int64)
+    order = np.argsort(run_index, kind="stable")
+    bounds = np.searchsorted(run_index[order], np.arange(len(run_ids) + 1))
+    return {int(run): order[bounds[i] : bounds[i + 1]] for i, run in enumerate(run_ids.tolist())}
+
+
+def run_rates(data: CalibrationData, rows: np.ndarray) -> list[tuple[int, dict]]:
+    """Return (column, `metrics.rates`) of each judge with verdicts among one run's rows, on those rows alone."""
+    item, column, decision, _, _ = data.rows
     n_items, n_judges = len(data.is_wrong), len(data.judges)
-    counts = metrics.counts_from_rows(item[in_run], column[in_run], decision[in_run], n_items, n_judges)
+    counts = metrics.counts_from_rows(item[rows], column[rows], decision[rows], n_items, n_judges)
     probs = metrics.reject_prob(counts)
-    present = np.unique(column[in_run]).tolist()
+    present = np.unique(column[rows]).tolist()
     return [(index, metrics.rates(probs[:, index], data.is_wrong)) for index in present]
 
 
