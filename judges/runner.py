@@ -145,9 +145,6 @@ class ConcurrentJudging:
 
     def run(self) -> str:
         """Judge until every handed-out item is answered; return the last chunk's outcome."""
-        # Items first: each thread starts calling as soon as it is up, rather than all of
-        # them waiting for the last of 32 thread starts (~50 ms on a busy machine).
-        self.feed()
         for thread in self.threads:
             thread.start()
         try:

@@ -1,6 +1,5 @@
 """Start (or resume) a calibration run from the command line and follow it with a progress bar."""
 
-import gc
 import time
 
 from django.core.exceptions import ValidationError
@@ -81,7 +80,6 @@ class Command(BaseCommand):
             from judges.demo import run_inline  # noqa: PLC0415 — the runner: only an inline run judges here
 
             vendor_sdks_import(sdk_kinds(version.backend for version in judge_versions))
-            gc.freeze()  # as a worker does (judges/tasks.py): no full collection walks the imports mid-run
             bar = tqdm(total=None, unit="verdict")
             return run_inline(
                 gold_set_version=gold_set_version,
