@@ -14,6 +14,8 @@ import queue
 import threading
 import time
 
+from django.db import connections
+
 from judges.backends import VerdictResult, get_backend, judge_safely
 from judges.backends.policy import VendorCallFailed
 from judges.chunk_writer import FLUSH_EVERY_SECONDS, ChunkWriter, chunk_finish
@@ -206,13 +208,18 @@ class ConcurrentJudging:
 
     def judge_loop(self) -> None:
         """One thread: judge queued items until told to stop (None)."""
-        while (item := self.todo.get()) is not None:
-            writer, query = item
-            try:
-                result = judge_safely(self.backend, query)
-            except BaseException as exc:  # noqa: BLE001 - the caller must get an answer for every item
-                result = VerdictResult.error(f"judge crashed: {type(exc).__name__}")
-            self.answered.put((writer, query, result))
+        try:
+            while (item := self.todo.get()) is not None:
+                writer, query = item
+                try:
+                    result = judge_safely(self.backend, query)
+                except BaseException as exc:  # noqa: BLE001 - the caller must get an answer for every item
+                    result = VerdictResult.error(f"judge crashed: {type(exc).__name__}")
+                self.answered.put((writer, query, result))
+        finally:
+            # A backend may read the database (a related row, a recorded attempt): the thread's
+            # connection closes as the thread ends, not when the collector finds it (the budget).
+            connections.close_all()
 
     def take_back_queued(self) -> int:
         """Take back the queued items no thread has started; return how many."""

@@ -13,8 +13,9 @@ from celery import current_app
 from django.conf import settings
 from django.db import connection
 
+from judges.demo import run_inline
 from judges.models import Verdict
-from judges.tests.factories import simulated_version
+from judges.tests.factories import gold_set_version_with, mixed_items, simulated_version
 from simulator import SimModel, Simulator, start_in_thread
 from tests.support.fixtures import WorkerProcess, wait_for
 from triage import pipeline
@@ -199,3 +200,15 @@ def test_eight_worker_processes_stay_within_eight_budgets_and_would_not_without_
     assert peak_budgeted > PROCESSES + 1
     # Without the budget the same work holds more than the 8 budgets allow.
     assert peak_unbudgeted > PROCESSES * PROCESS_BUDGET + 1 + EXITING, (peak_budgeted, peak_unbudgeted)
+
+
+def test_a_calibration_run_in_this_process_leaves_no_connection_open(lagged_vendor):
+    """The runner's judge threads close whatever connection a backend opened as they end.
+
+    Left to the collector, they stayed open after `run_calibration --inline` and the next test
+    here counted them (16-25 in CI) against its budget.
+    """
+    gold = gold_set_version_with(mixed_items(6, 4), name="in-process")
+    run = run_inline(gold_set_version=gold, judge_versions=[simulated_version(model="sim-lagged")], repeats=1)
+    assert Verdict.objects.filter(run=run).count() == 10
+    assert others_now() == 0
