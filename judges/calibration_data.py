@@ -3,8 +3,9 @@
 `judges.report` builds the report from these arrays; the dashboard, `judge_report`, the JSON
 download and triage's calibration all read them. Loading takes one query per table (gold
 items, runs, judge versions) and two on verdicts: one row of three numbers per verdict
-(`judges.verdict_rows`, packed by the database), and one per-judge sum of costs done by the
-database (costs are Decimals; summing them in SQL spares a million Decimal objects). Every
+(`judges.verdict_rows`, packed by the database), and per-judge sums of counts and costs
+(`judges.verdict_sums`: recorded as each run completed, else summed by the database; costs
+are Decimals, and summing them in SQL spares a million Decimal objects). Every
 number is then computed by `judges.metrics` and `judges.ensembles` on the arrays.
 """
 
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.db.models import Exists, OuterRef
 
 from judges import metrics
 from judges.draws import DrawTable, draws_from_rows
@@ -23,6 +24,7 @@ from judges.gold_items import gold_items, load_gold_items, load_gold_items_of_ve
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
 from judges.run_selection import RunSelection, calibration_run_ids_get
 from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
+from judges.verdict_sums import summed_from_verdicts, verdict_sums
 from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
 from labelling.split_models import SPLIT_ALL
 
@@ -154,18 +156,21 @@ def selected_run_ids(gold_set_version: GoldSetVersion, run_ids=None) -> list[int
 def fetch_verdict_costs(run_ids: list[int], items=None) -> dict[int, tuple[int, float, int, int]]:
     """Return {judge version id: (verdicts, total cost, verdicts with a cost, simulated verdicts)}.
 
-    Summed by the database, over every verdict of the runs, or only those on `items` (a
-    queryset of gold-set version items: the report's rows, so that every column of a table
-    obeys the same selection). Whether a verdict was simulated is what its call recorded.
+    Over every verdict of the runs (their recorded sums, `judges.verdict_sums`), or only
+    those on `items` (a queryset of gold-set version items: the report's rows, so that every
+    column of a table obeys the same selection), summed by the database. Whether a verdict
+    was simulated is what its call recorded.
 
     Verdicts whose cost was not measured (NULL, imported) count at the mean of the measured
     ones, so that the cost per verdict is the mean over measured verdicts only; a judge with
     no measured cost at all has a total cost of NaN (unknown, never $0).
     """
-    verdicts = Verdict.objects.filter(run_id__in=run_ids)
-    if items is not None:
-        verdicts = verdicts.filter(query_id__in=items.values("query_id"))
-    return {judge_version_id: sums for (judge_version_id,), sums in _cost_sums(verdicts, "judge_version_id")}
+    if items is None:
+        sums = verdict_sums(run_ids).items()
+    else:
+        verdicts = Verdict.objects.filter(run_id__in=run_ids, query_id__in=items.values("query_id"))
+        sums = summed_from_verdicts(verdicts, "judge_version_id")
+    return {judge_version_id: priced(raw) for (judge_version_id,), raw in sums}
 
 
 def fetch_verdict_costs_by_version(run_ids: list[int], *, on_items: bool = False) -> dict[tuple[int, int], tuple]:
@@ -173,32 +178,23 @@ def fetch_verdict_costs_by_version(run_ids: list[int], *, on_items: bool = False
 
     `on_items`: only verdicts on a correct/wrong item of their run's own gold-set version.
     """
-    verdicts = Verdict.objects.filter(run_id__in=run_ids)
-    if on_items:
-        item = GoldSetVersionItem.objects.filter(
-            version_id=OuterRef("run__gold_set_version_id"),
-            query_id=OuterRef("query_id"),
-            decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG],
-        )
-        verdicts = verdicts.filter(Exists(item))
-    return dict(_cost_sums(verdicts, "run__gold_set_version_id", "judge_version_id"))
-
-
-def _cost_sums(verdicts, *group):
-    """Yield (group values, (verdicts, total cost, verdicts with a cost, simulated verdicts)), summed in SQL."""
-    rows = (
-        verdicts.values_list(*group)
-        .annotate(
-            verdicts=Count("id"),
-            costed=Count("cost_usd"),
-            cost=Sum("cost_usd"),
-            simulated=Count("id", filter=Q(simulated=True)),
-        )
-        .order_by()
+    if not on_items:
+        return {key: priced(raw) for key, raw in verdict_sums(run_ids, by_gold_set_version=True).items()}
+    item = GoldSetVersionItem.objects.filter(
+        version_id=OuterRef("run__gold_set_version_id"),
+        query_id=OuterRef("query_id"),
+        decision__in=[LabelDecision.CORRECT, LabelDecision.WRONG],
     )
-    for *key, verdicts_n, costed, cost, simulated in rows:
-        total = float(cost or 0) * verdicts_n / costed if costed else np.nan
-        yield tuple(key), (verdicts_n, total, costed, simulated)
+    verdicts = Verdict.objects.filter(Exists(item), run_id__in=run_ids)
+    sums = summed_from_verdicts(verdicts, "run__gold_set_version_id", "judge_version_id")
+    return {key: priced(raw) for key, raw in sums}
+
+
+def priced(raw) -> tuple[int, float, int, int]:
+    """Return (verdicts, total cost, verdicts with a cost, simulated): unmeasured verdicts at the measured mean."""
+    verdicts_n, costed, cost, simulated = raw
+    total = float(cost) * verdicts_n / costed if costed else np.nan
+    return verdicts_n, total, costed, simulated
 
 
 def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:

@@ -19,6 +19,7 @@ from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from judges.models import CalibrationRun, ChunkStatus, RunChunk, RunStatus, Verdict
+from judges.verdict_sums import record_verdict_sums
 from labelling.models import GoldSetVersionItem
 from probes.selectors import catalogue_get_latest
 
@@ -165,13 +166,16 @@ def run_finish_if_complete(*, run_id: int) -> None:
     if RunChunk.objects.filter(run_id=run_id).exclude(status=ChunkStatus.DONE).exists():
         return
     totals = run_totals(run_id)
-    CalibrationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
+    completed = CalibrationRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).update(
         status=RunStatus.COMPLETED,
         finished_at=timezone.now(),
         done_count=totals["done"],
         error_count=totals["errors"],
         spent_usd=totals["spent"],
     )
+    if completed:
+        # Every chunk is done, so nothing writes this run's verdicts any more.
+        record_verdict_sums([run_id])
 
 
 def run_finish_if_stopped(*, run_id: int) -> None:

@@ -296,3 +296,30 @@ class Verdict(models.Model):
 
     def __str__(self):
         return f"{self.judge_version} on {self.query_id}: {self.decision}"
+
+
+class RunVerdictSums(models.Model):
+    """One judge version's verdict counts and cost in one run, summed as the run completed.
+
+    Recorded by `judges.verdict_sums.record_verdict_sums` once nothing writes the run's
+    verdicts any more, so that a report need not scan every verdict a second time for its
+    costs. Database triggers (migration 0012) delete a run's rows whenever any of its
+    verdicts is inserted, updated or deleted: rows that exist are current, and a run
+    without rows is summed from its verdicts.
+    """
+
+    run = models.ForeignKey(CalibrationRun, on_delete=models.CASCADE, related_name="verdict_sums")
+    judge_version = models.ForeignKey(JudgeVersion, on_delete=models.CASCADE, related_name="+")
+    verdicts = models.PositiveIntegerField()
+    # Verdicts whose cost was measured, and the sum of those costs (exact: a Decimal sum).
+    costed = models.PositiveIntegerField()
+    cost_usd = models.DecimalField(max_digits=24, decimal_places=8)
+    simulated = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "judge_version"], name="judges_runverdictsums_one_per_judge"),
+        ]
+
+    def __str__(self):
+        return f"{self.judge_version} in run {self.run_id}: {self.verdicts} verdicts"

@@ -29,6 +29,7 @@ from judges.verdict_formats import (
     detect_format,
     read_records,
 )
+from judges.verdict_sums import record_verdict_sums
 from labelling.goldset_records import check_storable_text
 from labelling.models import GoldSet, GoldSetVersionItem
 
@@ -361,6 +362,8 @@ def verdicts_import(
         run.repeats = max(run.repeats, max(line.repeat for line in in_run) + 1)
         run.total_tasks = Verdict.objects.filter(run=run).count()
         run.save(update_fields=["repeats", "total_tasks"])
+    # This transaction wrote these verdicts; a run still executing keeps no sums until it completes.
+    record_verdict_sums(run.pk for run in runs.values() if run.status == RunStatus.COMPLETED)
     summary["judges"] = {
         name: {
             "slug": versions[name].judge.name,

@@ -9,6 +9,7 @@ from judges.calibration_data import load_calibration
 from judges.models import RunStatus
 from judges.report import build_report, ensembles_up_to
 from judges.tests.calibration_builders import add_verdicts, labels, make_gold_set, make_judge_version, make_run
+from judges.verdict_sums import record_verdict_sums
 from labelling.taxonomy import taxonomy_default
 
 pytestmark = pytest.mark.django_db
@@ -119,6 +120,7 @@ def report_queries(items: int, name: str) -> int:
     run = make_run(version)
     for judge in ("one", "two", "three"):
         add_verdicts(run, make_judge_version(f"{name}-{judge}"), ["reject", "accept"] * (items // 2))
+    record_verdict_sums([run.pk])  # as the run's completion does
     with CaptureQueriesContext(connection) as statements:
         report = build_report(gold_set_version=version)
     assert len(report["judges"]) == 3
@@ -127,7 +129,7 @@ def report_queries(items: int, name: str) -> int:
 
 def test_loading_takes_the_same_number_of_queries_however_many_items():
     taxonomy_default()  # seeded by a migration; a transactional test's flush earlier in this process removes it
-    # Gold items, runs, judge versions, verdict rows, costs; the taxonomy (its classes and other
+    # Gold items, runs, judge versions, verdict rows, the runs' recorded sums; the taxonomy (its classes and other
     # names: 3 for a version published before taxonomies), the class guesses, the run labels and
     # the judges' worked examples (left out of their figures). On PostgreSQL the two streamed
     # reads (items, verdict rows) each add their transaction's BEGIN, SET LOCAL and COMMIT, and

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from judges.models import Backend, CalibrationRun, Judge, JudgeVersion, RunStatus, Verdict
 from judges.verdict_rows import fetch_columns, verdict_rows_sql
+from judges.verdict_sums import record_verdict_sums
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Query
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,6 +139,7 @@ def completed_run_add(version, judge_versions, query_ids, is_wrong, *, repeats: 
                            float(latency[i]))  # fmt: skip
 
     bulk_insert(Verdict, columns, rows())
+    record_verdict_sums([run.pk])  # as a run's completion does
     return run
 
 

@@ -261,7 +261,7 @@ def test_live_judges_calibrated_on_one_version_share_one_load_of_its_verdicts():
     with CaptureQueriesContext(connection) as captured:
         snapshots = live_judges_monitor()
     assert len(snapshots) == 3
-    # The verdicts' cost sums, read by each load (the items' and the verdict rows' reads go round
+    # The runs' verdict sums, read by each load (the items' and the verdict rows' reads go round
     # Django's cursor on PostgreSQL, so it is this ORM query that is counted): once for the three judges.
-    loads = [query["sql"] for query in captured.captured_queries if 'AS "costed"' in query["sql"]]
+    loads = [query["sql"] for query in captured.captured_queries if 'FROM "judges_runverdictsums"' in query["sql"]]
     assert len(loads) == 1, loads
