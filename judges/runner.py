@@ -147,6 +147,9 @@ class ConcurrentJudging:
 
     def run(self) -> str:
         """Judge until every handed-out item is answered; return the last chunk's outcome."""
+        # Items are queued before the threads start, so the first round of calls leaves at once
+        # rather than as the queue fills one item at a time behind threads already waiting.
+        self.feed()
         for thread in self.threads:
             thread.start()
         try:

@@ -4,6 +4,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
+from judges.backends import live_judging_problem
 from triage.models import TriagePolicy
 
 POLICY_FIELDS = (
@@ -58,10 +59,6 @@ def live_judges_refusal(judge_versions, *, this_environment: bool = True) -> lis
     The admin's form checks all of it; `policy_publish` (commands, the demo, tests) what holds
     in any environment.
     """
-    # Imported here: the backends bring sqlglot and the SDK adapters (0.27 s), and this module is
-    # imported by the admin's forms, which every process loads at start-up (issue 33).
-    from judges.backends import live_judging_problem  # noqa: PLC0415
-
     return [
         f"{version} cannot judge live traffic: {problem}."
         for version in judge_versions
