@@ -18,7 +18,6 @@ lines name which. Filled by COPY (`tests/bench/bulk_fill.py`), measured in child
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import sys
 import time
@@ -38,6 +37,7 @@ from config.roles import LABELLER, ensure_role_groups
 from judges.models import Backend, JudgeVersion, Verdict
 from labelling.models import GoldSet, GoldSetVersion, GoldSetVersionItem, Label, Query
 from tests.bench.bulk_fill import ScratchDatabase, analyze, bulk_insert, judge_versions_create, phased_main, size_label
+from tests.bench.calibration_processes import own_peak_rss_mb
 from triage.models import LiveQuery
 from triage.monitoring import live_judges_monitor
 from triage.policy import policy_publish
@@ -190,12 +190,12 @@ def live_queries_add(start: int, end: int, judge_id: int) -> None:
 
 def phase_monitor() -> dict:
     """Run the hourly monitor once in this fresh process; return its peak resident memory."""
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    before = own_peak_rss_mb()
     started = time.perf_counter()
     passes = live_judges_monitor()
     seconds = time.perf_counter() - started
     assert len(passes) == 1
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = own_peak_rss_mb()
     return {"peak_rss_mb": peak, "rss_before_mb": before, "seconds": seconds}
 
 

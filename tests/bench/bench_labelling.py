@@ -33,6 +33,7 @@ from django.db import connection
 from labelling.goldset_io import goldset_import
 from labelling.models import GoldSet, Label, Query
 from labelling.queue_selectors import queue_item_get_next
+from tests.bench.calibration_processes import own_peak_rss_mb
 
 ROOT = Path(__file__).resolve().parents[2]
 # BENCH_LABELLING_SCALE=0.1 gives a quick smoke run of the same code.
@@ -85,7 +86,10 @@ def _child_import(path: str, gold_set: str) -> None:
     started = time.perf_counter()
     version = goldset_import(path_or_file=path, gold_set_name=gold_set)
     elapsed = time.perf_counter() - started
-    print(json.dumps({"seconds": elapsed, "items": version.items.count()}))
+    # Its own peak and its fingerprinting pool's (forked from it, so never the bench's parent's).
+    pool = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    peak = max(own_peak_rss_mb(), pool)
+    print(json.dumps({"seconds": elapsed, "items": version.items.count(), "peak_rss_mb": peak}))
 
 
 def _database_url(connection) -> str:
@@ -109,13 +113,13 @@ def _import_in_subprocess(connection, path: Path, gold_set: str) -> tuple[float,
         text=True,
     )
     stdout, stderr = process.communicate()
-    # Largest RSS among the waited-for children so far (the import and its fingerprinting
-    # pool), in kB on Linux. Imports run smallest first, so each reading is its own peak.
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     if process.returncode != 0:
         raise RuntimeError(f"import subprocess failed: {stderr[-2000:]}")
     result = json.loads(stdout.strip().splitlines()[-1])
-    return result["seconds"], usage.ru_maxrss / 1024
+    # The child's own reading: RUSAGE_CHILDREN here would be the largest of every child this
+    # process ever waited for (an earlier benchmark's too), and carries this process's size
+    # across the child's exec.
+    return result["seconds"], result["peak_rss_mb"]
 
 
 def _populate_queue(gold_set, labellers) -> None:

@@ -22,7 +22,6 @@ memory is measured in a process that did nothing else.
 from __future__ import annotations
 
 import os
-import resource
 import statistics
 import sys
 import time
@@ -49,6 +48,7 @@ from tests.bench.bulk_fill import (
     size_label,
     verdicts_fetch_floor,
 )
+from tests.bench.calibration_processes import own_peak_rss_mb
 
 MODULE = "bench_report"
 JUDGES, REPEATS = 5, 3  # the run shape of issue 33 (5 judges × items × 3 repeats)
@@ -109,9 +109,9 @@ def phase_time(verdicts: str) -> dict:
 def phase_memory(verdicts: str) -> dict:
     """Build the report once in a fresh process; return its peak resident memory."""
     version = gold_set_version(verdicts)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    before = own_peak_rss_mb()
     build_report(gold_set_version=version, generation_cost_usd=0.0125)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = own_peak_rss_mb()
     return {"peak_rss_mb": peak, "rss_before_report_mb": before}
 
 

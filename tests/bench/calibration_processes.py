@@ -120,6 +120,17 @@ def status_kb(pid: int, field: str) -> int:
     return 0
 
 
+def own_peak_rss_mb() -> float:
+    """Return this process's own peak resident memory (VmHWM), in MB.
+
+    Not `getrusage(RUSAGE_SELF).ru_maxrss`: Linux carries a process's maximum across exec, so
+    a phase started by a large parent (run_all after other benchmarks: 330 MB) reports the
+    parent's size as its own peak, which hid a 100k report's 140 MB and flattened the drift
+    monitor's 10k-vs-1M ratio to 1.0. VmHWM belongs to the address space exec created.
+    """
+    return status_kb(os.getpid(), "VmHWM") / 1024
+
+
 def rss_mb(pid: int) -> float:
     """Return the largest current resident set (VmRSS) among a process and its children, in MB."""
     return max(status_kb(one, "VmRSS") for one in worker_pids(pid)) / 1024
