@@ -4,6 +4,7 @@ import re
 
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from judges.report import build_report
 from judges.run_selection import RunSelection
@@ -112,3 +113,13 @@ def test_only_ml_engineers_open_a_cell(client_for, two_runs, who):
     version, *_, beta = two_runs
     url = reverse("judges:dashboard-cell", args=[version.pk])
     assert client_for(who).get(url, {"judge": beta.pk, "gold": "wrong", "decision": "reject"}).status_code == 403
+
+
+def test_chart_coordinates_and_data_values_stay_machine_numbers_in_a_decimal_comma_locale(client_for, two_runs):
+    """Under a locale that writes 0,5, an SVG coordinate written so would break the chart."""
+    version = two_runs[0]
+    with translation.override("de"):
+        html = client_for("ml_engineer").get(reverse("judges:dashboard", args=[version.pk])).content.decode()
+    numbers = re.findall(r'(?:cx|cy|data-value)="([^"]*)"', cell_value(html, r'(<section id="trends">.*?</section>)'))
+    assert numbers and all("," not in number for number in numbers), numbers
+    assert any("." in number for number in numbers)
