@@ -25,7 +25,9 @@ from probes.tests.hostile.run_family import family_problems
 from probes.verifier import verify
 from probes.warehouses import warehouse_dsn, warehouse_register
 
-pytestmark = pytest.mark.django_db
+# What is tested is the DuckDB warehouse; the app database only holds its records, so CI runs
+# these once, in the SQLite pass (conftest.py `ci_share_keeps`).
+pytestmark = [pytest.mark.django_db, pytest.mark.any_app_database]
 GOLD_FILE = Path(__file__).resolve().parents[2] / "labelling" / "data" / "demo_gold.jsonl"
 
 
