@@ -55,6 +55,14 @@ JUDGES, REPEATS = 5, 3  # the run shape of issue 33 (5 judges × items × 3 repe
 SIZES = {"postgresql": "100000,1000000,5000000", "sqlite": "1000000"}
 TARGETS = {"postgresql": 1.3, "sqlite": 1.5}
 TIMING_ROUNDS = 3
+# At least this many verdicts are timed per measurement: a 0.3 s report at 100k moves by a
+# tenth between two rounds on a shared machine, so small sizes take more rounds (11 at 100k).
+TIMED_VERDICTS = 1_000_000
+
+
+def rounds_for(verdicts: int) -> int:
+    """Return how many rounds of fetch and report to time: TIMING_ROUNDS, more for small sizes (odd)."""
+    return max(TIMING_ROUNDS, TIMED_VERDICTS // max(verdicts, 1) | 1)
 
 
 def sizes_for(vendor: str) -> list[int]:
@@ -87,7 +95,7 @@ def gold_set_version(verdicts: str):
 
 
 def phase_time(verdicts: str) -> dict:
-    """Time fetch and report alternately, TIMING_ROUNDS each; return the medians."""
+    """Time fetch and report alternately, `rounds_for` the size each; return the medians."""
     version = gold_set_version(verdicts)
     run_ids = selected_run_ids(version)
     items = max(int(verdicts) // (JUDGES * REPEATS), 10)
@@ -95,7 +103,7 @@ def phase_time(verdicts: str) -> dict:
     first = verdicts_fetch_floor(run_ids, expected)[0]  # warm the database's cache for both
     assert len(first) == expected, len(first)
     fetch_times, report_times = [], []
-    for _ in range(TIMING_ROUNDS):
+    for _ in range(rounds_for(int(verdicts))):
         started = time.perf_counter()
         verdicts_fetch_floor(run_ids, expected)
         fetch_times.append(time.perf_counter() - started)
@@ -130,7 +138,8 @@ def measure(database: ScratchDatabase) -> list[dict]:
         ratio = timed["report_seconds"] / timed["fetch_seconds"]
         print(
             f"{backend} {verdicts}: filled in {filled['fill_seconds']:.0f}s; fetch {timed['fetch_seconds']:.2f}s, "
-            f"report {timed['report_seconds']:.2f}s (medians of {TIMING_ROUNDS}); peak {memory['peak_rss_mb']:.0f} MB",
+            f"report {timed['report_seconds']:.2f}s (medians of {rounds_for(verdicts)}); "
+            f"peak {memory['peak_rss_mb']:.0f} MB",
             file=sys.stderr,
         )
         prefix = f"report_{size_label(verdicts)}_verdicts_{backend}"
