@@ -121,15 +121,26 @@ class CalibrationData:
         return ~np.isnan(self.probs).any(axis=1)
 
     def runs_of_judges(self) -> list[list[int]]:
-        """Return, per judge column, the selected runs in which it has verdicts."""
+        """Return, per judge column, the selected runs in which it has verdicts.
+
+        One pass over the rows (the selected runs' verdicts): each row counts in a (run, judge)
+        cell, rather than one pass per run (50 runs of 1.5M rows took 0.08 s; issue 33).
+        """
         _, column, _, draw_key, _ = self.rows
+        n_judges = len(self.judges)
+        if not self.run_ids or not n_judges:
+            return [[] for _ in self.judges]
+        runs = np.asarray(self.run_ids, dtype=np.int64)
         run_of_row = draw_key >> DRAW_RUN_SHIFT
-        result = [[] for _ in self.judges]
-        for run in self.run_ids:
-            present = np.bincount(column[run_of_row == run], minlength=len(self.judges)) > 0
-            for index in np.flatnonzero(present):
-                result[index].append(run)
-        return result
+        low, span = int(runs.min()), int(runs.max() - runs.min()) + 1
+        if span * n_judges <= LOOKUP_MAX_ID:
+            cells = (run_of_row - low) * n_judges + column
+            present = np.bincount(cells, minlength=span * n_judges).reshape(span, n_judges)[runs - low] > 0
+        else:  # run ids far apart: number the runs by a search instead of by their id
+            order = np.argsort(runs)
+            slot = order[np.searchsorted(runs, run_of_row, sorter=order)]
+            present = np.bincount(slot * n_judges + column, minlength=len(runs) * n_judges).reshape(-1, n_judges) > 0
+        return [[int(run) for run in runs[present[:, index]]] for index in range(n_judges)]
 
     @property
     def cost_per_verdict(self) -> np.ndarray:

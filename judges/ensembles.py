@@ -341,9 +341,26 @@ def miss_patterns(draws: DrawTable, is_wrong: np.ndarray) -> dict[tuple[bool, ..
     if not len(rows):
         return {}
     missed = decisions[rows, :, slots] == ACCEPT
-    patterns, inverse = np.unique(missed, axis=0, return_inverse=True)
-    sizes = np.bincount(inverse.ravel(), weights=1 / n_aligned[rows], minlength=len(patterns))
-    return {tuple(bool(flag) for flag in pattern): float(size) for pattern, size in zip(patterns, sizes, strict=True)}
+    codes, patterns = pattern_codes(missed)
+    found, inverse = np.unique(codes, return_inverse=True)
+    sizes = np.bincount(inverse.ravel(), weights=1 / n_aligned[rows], minlength=len(found))
+    return {patterns(code): float(size) for code, size in zip(found, sizes, strict=True)}
+
+
+def pattern_codes(missed: np.ndarray):
+    """Return (one integer per row of a boolean matrix, its decoder back to the row as a tuple).
+
+    The first column is the highest bit, so codes sort as the rows do. Sorting a million
+    small integers is far cheaper than `np.unique(axis=0)`'s sort of rows (issue 33); past
+    62 columns the rows are numbered by that sort instead.
+    """
+    n_columns = missed.shape[1]
+    if n_columns > 62:
+        rows, codes = np.unique(missed, axis=0, return_inverse=True)
+        return codes.ravel(), lambda code: tuple(bool(flag) for flag in rows[code])
+    bits = np.left_shift(1, np.arange(n_columns - 1, -1, -1, dtype=np.int64))
+    codes = missed.astype(np.int64) @ bits
+    return codes, lambda code: tuple(bool(int(code) >> (n_columns - 1 - j) & 1) for j in range(n_columns))
 
 
 def pareto_frontier(costs: list[float | None], catches: list[float | None]) -> list[bool]:

@@ -19,6 +19,8 @@ None where more items cannot help (the rate itself is on the wrong side of the t
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -183,20 +185,39 @@ def class_fitness(
     return {"level": level, "needed": {"wrong": more}}
 
 
+def judged_kappa_interval(probs: np.ndarray, is_wrong: np.ndarray):
+    """Return κ vs gold's bootstrap interval over the items the judge judged (None: it judged none)."""
+    judged = ~np.isnan(probs)
+    return kappa_interval(probs[judged], is_wrong[judged]) if judged.any() else None
+
+
+def judged_kappa_intervals(probs: np.ndarray, is_wrong: np.ndarray) -> list:
+    """Return `judged_kappa_interval` of every column of `probs` (items × judges), drawn concurrently.
+
+    NumPy draws the multinomials without holding the GIL, so the judges' bootstraps share
+    the cores (40 ms a judge over ~300 kinds of item; issue 33). Each judge's draw is seeded
+    on its own: the intervals are those of one call per judge.
+    """
+    columns = range(probs.shape[1])
+    if len(columns) < 2 or (os.cpu_count() or 1) < 2:
+        return [judged_kappa_interval(probs[:, column], is_wrong) for column in columns]
+    with ThreadPoolExecutor(max_workers=min(len(columns), os.cpu_count())) as pool:
+        return list(pool.map(lambda column: judged_kappa_interval(probs[:, column], is_wrong), columns))
+
+
 def judge_fitness(
     entry: dict,
     probs: np.ndarray,
     is_wrong: np.ndarray,
     error_class: np.ndarray,
-    order,
+    kappa_ci,
     thresholds: FitnessThresholds = DEFAULT_THRESHOLDS,
 ) -> dict:
     """Return {"fitness", "fitness_by_error_class"} of one judge entry of the report.
 
-    `probs`, `is_wrong` and `error_class` are the report's columns, `order` the judged items'
-    indices (in any order: the bootstrap draws by kind of item); `thresholds` the gold set's.
+    `probs`, `is_wrong` and `error_class` are the report's columns, `kappa_ci` the judge's
+    `judged_kappa_interval`; `thresholds` the gold set's.
     """
-    kappa_ci = kappa_interval(probs[order], is_wrong[order]) if len(order) else None
     overall = fitness_statement(
         catch=entry["catch_rate"],
         catch_ci=entry["catch_rate_ci95"],
@@ -206,7 +227,7 @@ def judge_fitness(
         correct=entry["judged_correct"],
         kappa=entry["kappa_vs_gold"],
         kappa_ci=kappa_ci,
-        items=len(order),
+        items=int((~np.isnan(probs)).sum()),
         thresholds=thresholds,
     )
     by_class = {

@@ -16,7 +16,7 @@ from judges import metrics
 from judges.calibration_data import CalibrationData, load_calibration
 from judges.class_guesses import class_data_ensure, judge_class_figures
 from judges.ensembles import ensemble_description, ensemble_metrics, pair_overlap, pareto_frontier
-from judges.fitness import fitness_thresholds_of, judge_fitness
+from judges.fitness import fitness_thresholds_of, judge_fitness, judged_kappa_interval, judged_kappa_intervals
 from judges.ladder_selectors import ladder_report
 from judges.models import CalibrationRun
 from judges.run_selection import RunSelection
@@ -26,8 +26,14 @@ from labelling.models import UNCLASSIFIED, GoldSetVersion
 from labelling.split_models import SPLIT_ALL
 
 
-def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, runs: list[int] | None = None) -> dict:
-    """Return one judge version's entry of the report (`runs`: the selected runs it took part in)."""
+def judge_entry(
+    data: CalibrationData, column: int, generation_cost_usd: float, runs: list[int] | None = None, kappa_ci=...
+) -> dict:
+    """Return one judge version's entry of the report.
+
+    `runs` (the selected runs it took part in) and `kappa_ci` (its `judged_kappa_interval`)
+    are computed here unless given, as `judge_entries` gives them for every judge at once.
+    """
     judge = data.judges[column]
     summary = metrics.judge_summary(
         data.counts,
@@ -59,9 +65,10 @@ def judge_entry(data: CalibrationData, column: int, generation_cost_usd: float, 
     entry.update(judge_class_figures(data, column))
     # Gate, monitor or explore, from the bounds (judges.fitness); κ's interval by a bootstrap of the items.
     probs = data.probs[:, column]
-    judged = np.flatnonzero(~np.isnan(probs))
+    if kappa_ci is ...:
+        kappa_ci = judged_kappa_interval(probs, data.is_wrong)
     thresholds = fitness_thresholds_of(data.gold_set_version.gold_set)  # the gold set's own (issue 30)
-    entry.update(judge_fitness(entry, probs, data.is_wrong, data.error_class, judged, thresholds))
+    entry.update(judge_fitness(entry, probs, data.is_wrong, data.error_class, kappa_ci, thresholds))
     # How many labelled items an interval of a chosen width, or a difference detected, would need.
     entry["planner"] = planner_entry(entry)
     return entry
@@ -71,8 +78,9 @@ def judge_entries(data: CalibrationData, generation_cost_usd: float, baseline: s
     """Return the report's `judges`: one entry per judge version, with break-even costs against the baseline."""
     total = len(data.is_wrong)
     runs_of_judges = data.runs_of_judges()
+    kappa_cis = judged_kappa_intervals(data.probs, data.is_wrong)
     judges = [
-        judge_entry(data, column, generation_cost_usd, runs=runs_of_judges[column])
+        judge_entry(data, column, generation_cost_usd, runs=runs_of_judges[column], kappa_ci=kappa_cis[column])
         for column in range(len(data.judges))
     ]
     add_break_even(data, judges, baseline, wrong_share=int(data.is_wrong.sum()) / total if total else 0.0)

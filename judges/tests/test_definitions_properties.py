@@ -22,6 +22,7 @@ from judges.ladder import ladder_table
 from judges.report import report_from_data
 from judges.run_selection import RunSelection
 from judges.tests import twins
+from judges.verdict_rows import DRAW_RUN_SHIFT
 from labelling.models import GoldSet, GoldSetVersion
 from labelling.taxonomy import TaxonomyIndex
 from triage import estimates
@@ -177,3 +178,32 @@ def test_weighted_live_rates_follow_their_twin(labels):
         p, interval = twins.weighted_rate(rejected[stratum].astype(float).tolist(), weights[stratum].tolist())
         assert close(rate.estimate, p)
         assert (rate.low, rate.high) == ((None, None) if interval is None else pytest.approx(interval))
+
+
+@EXAMPLES
+@given(
+    st.lists(st.integers(1, 40), min_size=1, max_size=6, unique=True),
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3)), max_size=40),
+)
+def test_runs_of_judges_are_the_selected_runs_each_judge_has_a_verdict_in(run_ids, verdicts):
+    """Twin: for each judge, every selected run (in selection order) with at least one of its verdicts."""
+    data = calibration_data([[["accept"]] * 4], [False])
+    rows = [(run_ids[run % len(run_ids)], judge) for run, judge in verdicts]
+    run_of_row = np.array([run for run, _ in rows], dtype=np.int64)
+    column = np.array([judge for _, judge in rows], dtype=np.int64)
+    empty = np.zeros(len(rows), dtype=np.int64)
+    data.run_ids, data.rows = run_ids, (empty, column, empty, (run_of_row << DRAW_RUN_SHIFT) + 2, np.zeros(len(rows)))
+    expected = [[run for run in run_ids if (run, judge) in rows] for judge in range(4)]
+    assert data.runs_of_judges() == expected
+
+
+def test_runs_of_judges_with_run_ids_far_apart_follow_the_same_twin():
+    """Run ids further apart than the cell table spans are numbered by a search: same answer."""
+    data = calibration_data([[["accept"]] * 3], [False])
+    run_ids = [7, 5_000_000, 3]
+    rows = [(5_000_000, 0), (3, 2), (7, 2), (5_000_000, 2), (3, 0)]
+    run_of_row = np.array([run for run, _ in rows], dtype=np.int64)
+    column = np.array([judge for _, judge in rows], dtype=np.int64)
+    empty = np.zeros(len(rows), dtype=np.int64)
+    data.run_ids, data.rows = run_ids, (empty, column, empty, run_of_row << DRAW_RUN_SHIFT, np.zeros(len(rows)))
+    assert data.runs_of_judges() == [[5_000_000, 3], [], [7, 5_000_000, 3]]

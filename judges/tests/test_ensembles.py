@@ -326,3 +326,14 @@ def test_more_draws_than_one_word_of_reject_bits_hold_the_same_definition():
     # The dense path (k of n with k = 1 is "any" by another road) agrees draw for draw.
     dense = ensembles.ensemble_metrics(draws, is_wrong, [0, 1], "k_of_n", k=1)
     assert (dense["catch_rate"], dense["draws"]) == (pytest.approx(union["catch_rate"]), union["draws"])
+
+
+def test_pattern_codes_number_rows_as_a_sort_of_the_rows_would_past_62_judges_too():
+    """A pattern's code decodes to its row, and codes order as the rows do (first column most significant)."""
+    rng = np.random.default_rng(7)
+    for n_columns in (1, 5, 62, 70):
+        missed = rng.random((300, n_columns)) < 0.3
+        codes, pattern = ensembles.pattern_codes(missed)
+        assert [pattern(code) for code in codes] == [tuple(bool(flag) for flag in row) for row in missed]
+        order = np.argsort(codes, kind="stable")
+        assert [tuple(row) for row in missed[order]] == sorted(tuple(row) for row in missed)
