@@ -50,7 +50,7 @@ JUDGES, REPEATS = 5, 3
 ITEMS = int(os.environ.get("BENCH_HISTORY_ITEMS", "2000"))  # fewer for a quick check of the bench itself
 HISTORY = (1, 10, 50)
 ADMIN = "bench-history-admin"
-LATEST_ROUNDS, ALL_ROUNDS = 7, 3
+LATEST_ROUNDS, ALL_ROUNDS = 7, 5
 
 
 def gold_set_name(runs: int) -> str:
