@@ -2,6 +2,8 @@
 the gold-set list; disagreements lead to the item and name who may adjudicate; a labeller is told who
 can import; an import of items without a warehouse warns (issue 31 item 5)."""
 
+import re
+
 import pytest
 
 from labelling.models import Adjudication, QuerySource
@@ -33,6 +35,9 @@ def test_labels_and_an_undo_confirm_and_the_counts_agree_with_the_queue_and_the_
     assert "Audit samples that need your label: 1" in page.locator("#audit-for-you").inner_text()
 
     row.get_by_role("link", name="Label").click()
+    # Until the page's deferred scripts have run, a key press is lost (nothing listens yet):
+    # wait for the load event, not only for the queue's markup (CI lost the first "c" once).
+    page.wait_for_url(re.compile(r"/labelling/queue/"), wait_until="load")
     page.locator("#queue-progress").wait_for()
     assert progress(page).startswith("4 items need your label (1 of them audit sample, shown first) · 3 in the set")
     flash = page.locator("#flash")
