@@ -103,7 +103,8 @@ def ci_share_keeps(item, share: str) -> bool:
     does not depend on the app database, so that is run once, not twice.
 
     "sqlite": the browser journeys are left to the PostgreSQL pass (which drives them against
-    PostgreSQL, Redis and a real worker). "postgres": tests that never touch the app database
+    PostgreSQL, Redis and a real worker), but for those marked `any_app_database` (the sweeps
+    of every page's markup), which run here instead. "postgres": tests that never touch the app database
     (pure functions, commands on scratch databases, the local supervisor) are left to the
     SQLite pass, and so are tests marked `any_app_database` (what they test is a warehouse or
     a broker, e.g. the guard's corpus on a SQLite warehouse; the app database only holds
@@ -115,7 +116,9 @@ def ci_share_keeps(item, share: str) -> bool:
         # the browser journeys, is the longer of the two (19.9 min against 14.8 in CI).
         return share != "postgres"
     if share == "sqlite":
-        return not item.get_closest_marker("browser")
+        # Browser journeys marked `any_app_database` (every page's markup under axe and the
+        # CSP: ~70 s) run here, balancing the passes (PostgreSQL 789 s against 652 in CI).
+        return not item.get_closest_marker("browser") or bool(item.get_closest_marker("any_app_database"))
     if share == "postgres":
         return uses_app_database(item) and not item.get_closest_marker("any_app_database")
     return True

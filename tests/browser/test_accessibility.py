@@ -15,7 +15,9 @@ from triage.models import IngestStatus
 from triage.queue import triage_item_claim_next, triage_item_resolve
 from triage.tests.factories import live_query, triage_item
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# What is tested is each page's markup, the same on either app database: CI runs it once, in the
+# SQLite pass (conftest.py `ci_share_keeps`).
+pytestmark = [pytest.mark.browser, pytest.mark.any_app_database, pytest.mark.django_db(transaction=True)]
 # Loaded from the app's own static files: the Content-Security-Policy refuses an inline script.
 AXE = "/static/vendor/axe-core/axe.min.js"
 BLOCKING = ("serious", "critical")

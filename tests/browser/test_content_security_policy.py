@@ -11,7 +11,9 @@ import pytest
 from tests.browser.conftest import log_in
 from tests.browser.test_accessibility import pages_for, site  # noqa: F401 — `site` is a fixture
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+# What is tested is each page's markup, the same on either app database: CI runs it once, in the
+# SQLite pass (conftest.py `ci_share_keeps`).
+pytestmark = [pytest.mark.browser, pytest.mark.any_app_database, pytest.mark.django_db(transaction=True)]
 
 RECORD_VIOLATIONS = """
 window.__cspViolations = [];
