@@ -14,6 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from judges.models import Verdict
 from judges.tests.calibration_builders import (
     add_verdicts,
     item_queries,
@@ -22,6 +23,7 @@ from judges.tests.calibration_builders import (
     make_published_gold_set,
     make_run,
 )
+from judges.verdict_sums import record_verdict_sums
 from labelling.taxonomy import taxonomy_default
 from tests.support.fixtures import caches_clear
 from triage.models import IngestStatus, TriageItem
@@ -190,5 +192,21 @@ def test_a_partial_after_a_new_verdict_answers_from_the_new_verdicts(client_for,
     # A third run where beta rejects every wrong item: each one's majority is now a reject.
     run = make_run(history.gold, label="one more")
     add_verdicts(run, history.beta, [R, R, R, A, A, A])
+    after = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "3 wrong items beta v1 decided reject" in after
+
+
+def test_a_partial_after_a_changed_verdict_of_a_summed_run_answers_from_the_changed_verdicts(client_for, history):
+    """Completed runs with recorded sums are fingerprinted by them, not by their newest verdict:
+    an UPDATE of an old verdict adds none, yet the database triggers delete the run's sums,
+    so the kept load is replaced."""
+    record_verdict_sums([run.pk for run in history.runs])
+    client = client_for("ml_engineer")
+    url = pages(history)["confusion_cell"]
+    before = client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "3 wrong items beta v1 decided reject" not in before
+    wrong = history.gold.items.filter(decision="wrong").values("query_id")
+    changed = Verdict.objects.filter(judge_version=history.beta, query_id__in=wrong).update(decision=R)
+    assert changed == 3 * len(history.runs)
     after = client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "3 wrong items beta v1 decided reject" in after
