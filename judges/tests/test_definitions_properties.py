@@ -187,23 +187,25 @@ def test_weighted_live_rates_follow_their_twin(labels):
 )
 def test_runs_of_judges_are_the_selected_runs_each_judge_has_a_verdict_in(run_ids, verdicts):
     """Twin: for each judge, every selected run (in selection order) with at least one of its verdicts."""
-    data = calibration_data([[["accept"]] * 4], [False])
     rows = [(run_ids[run % len(run_ids)], judge) for run, judge in verdicts]
-    run_of_row = np.array([run for run, _ in rows], dtype=np.int64)
-    column = np.array([judge for _, judge in rows], dtype=np.int64)
-    empty = np.zeros(len(rows), dtype=np.int64)
-    data.run_ids, data.rows = run_ids, (empty, column, empty, (run_of_row << DRAW_RUN_SHIFT) + 2, np.zeros(len(rows)))
     expected = [[run for run in run_ids if (run, judge) in rows] for judge in range(4)]
-    assert data.runs_of_judges() == expected
+    assert data_with_run_rows(run_ids, rows, n_judges=4).runs_of_judges() == expected
 
 
 def test_runs_of_judges_with_run_ids_far_apart_follow_the_same_twin():
     """Run ids further apart than the cell table spans are numbered by a search: same answer."""
-    data = calibration_data([[["accept"]] * 3], [False])
-    run_ids = [7, 5_000_000, 3]
     rows = [(5_000_000, 0), (3, 2), (7, 2), (5_000_000, 2), (3, 0)]
+    data = data_with_run_rows([7, 5_000_000, 3], rows, n_judges=3)
+    assert data.runs_of_judges() == [[5_000_000, 3], [], [7, 5_000_000, 3]]
+
+
+def data_with_run_rows(run_ids: list[int], rows: list[tuple[int, int]], n_judges: int) -> CalibrationData:
+    """Return a `calibration_data` of `n_judges` whose selected runs are `run_ids` and verdict rows (run, judge)."""
+    data = calibration_data([[["accept"]] * n_judges], [False])
     run_of_row = np.array([run for run, _ in rows], dtype=np.int64)
     column = np.array([judge for _, judge in rows], dtype=np.int64)
     empty = np.zeros(len(rows), dtype=np.int64)
-    data.run_ids, data.rows = run_ids, (empty, column, empty, run_of_row << DRAW_RUN_SHIFT, np.zeros(len(rows)))
-    assert data.runs_of_judges() == [[5_000_000, 3], [], [7, 5_000_000, 3]]
+    # A draw key is the run shifted, plus the repeat (2 here: any repeat names the same run).
+    draw_key = (run_of_row << DRAW_RUN_SHIFT) + 2
+    data.run_ids, data.rows = run_ids, (empty, column, empty, draw_key, np.zeros(len(rows)))
+    return data
