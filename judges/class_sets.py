@@ -35,11 +35,19 @@ def text_codes(error_class: np.ndarray) -> tuple[list[str], np.ndarray]:
     texts = np.asarray(error_class, dtype=object).tolist()
     distinct = sorted(set(texts))
     index = {text: i for i, text in enumerate(distinct)}
-    found = distinct, np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+    codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
     if isinstance(error_class, np.ndarray):
-        _codes_of_array[id(error_class)] = (weakref.ref(error_class), found)
-        weakref.finalize(error_class, _codes_of_array.pop, id(error_class), None)
-    return found
+        remember_text_codes(error_class, distinct, codes)
+    return distinct, codes
+
+
+def remember_text_codes(error_class: np.ndarray, distinct: list[str], codes: np.ndarray) -> None:
+    """Keep `text_codes` of an array whose codes are already known (the items' loader groups by text).
+
+    `distinct` must be the sorted distinct texts and `codes` each item's index among them.
+    """
+    _codes_of_array[id(error_class)] = (weakref.ref(error_class), (distinct, codes))
+    weakref.finalize(error_class, _codes_of_array.pop, id(error_class), None)
 
 
 # id(array) -> (a weak reference to it, its text_codes): an entry goes when its array does.

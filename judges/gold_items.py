@@ -1,7 +1,7 @@
 """A gold-set version's items as arrays: the rows of every table of the calibration report.
 
 `load_gold_items` reads one version's correct/wrong items (of a source and a split) in one
-streamed query, with their external ids read only when a figure names an item
+grouped query, with their external ids read only when a figure names an item
 (`ExternalIds`); `load_gold_items_of_versions` reads many versions' items, ids included, in
 one query (the judge page).
 """
@@ -11,14 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from django.db.models import Aggregate, Case, TextField, Value, When
 
+from judges.class_sets import remember_text_codes
 from judges.run_selection import SOURCE_BOTH, gold_items_of_source
-from judges.verdict_rows import streaming_cursor
 from labelling.models import UNCLASSIFIED, GoldSetVersion, GoldSetVersionItem, LabelDecision
 from labelling.split_models import SPLIT_ALL
 from labelling.splits import items_of_split
-
-GOLD_ITEMS_CHUNK = 20_000
 
 
 class ExternalIds(Sequence):
@@ -75,27 +74,48 @@ def gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH, spli
     return items_of_split(gold_items_of_source(items, source), split)
 
 
+class SpaceJoined(Aggregate):
+    """A group's values as one space-separated text (PostgreSQL STRING_AGG, SQLite GROUP_CONCAT)."""
+
+    function = "STRING_AGG"
+    template = "%(function)s(CAST(%(expressions)s AS TEXT), ' ')"
+    output_field = TextField()
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        return super().as_sql(compiler, connection, function="GROUP_CONCAT", **extra_context)
+
+
 def load_gold_items(gold_set_version: GoldSetVersion, source: str = SOURCE_BOTH, split: str = SPLIT_ALL):
     """Return (query ids sorted, external ids, is_wrong, error class) of correct/wrong items of `source` and `split`.
 
     A wrong item without an error class is `unclassified` (the product's one word for it).
+    The database groups the items by what the report reads of them (wrong or not, and a wrong
+    item's class) and sends each group's query ids as one text: a handful of rows instead of
+    one per item, which psycopg would turn into Python objects one by one (0.75 s → 0.2 s at
+    333,000 items; issue 33). The texts are parsed by numpy and the items sorted by query id.
     """
-    rows = (
+    groups = list(
         gold_items(gold_set_version, source, split)
-        .order_by("query_id")
-        .values_list("query_id", "decision", "error_class")
+        .order_by()
+        .annotate(
+            wrong=Case(When(decision=LabelDecision.WRONG, then=Value(True)), default=Value(False)),
+            wrong_class=Case(When(decision=LabelDecision.WRONG, then="error_class"), default=Value("")),
+        )
+        .values_list("wrong", "wrong_class")
+        .annotate(query_ids=SpaceJoined("query_id"))
     )
-    # The ORM's SQL, read chunk by chunk without a model row per item: hundreds of thousands
-    # of items never sit in memory as row tuples, and cost half of what the ORM's rows do.
-    sql, params = rows.query.sql_with_params()
-    parts = []
-    with streaming_cursor() as cursor:
-        cursor.execute(sql, params)
-        while chunk := cursor.fetchmany(GOLD_ITEMS_CHUNK):
-            parts.append(gold_item_arrays([(query_id, "", decision, error) for query_id, decision, error in chunk]))
-    query_ids = np.concatenate([part[0] for part in parts]) if parts else np.zeros(0, dtype=np.int64)
-    is_wrong = np.concatenate([part[2] for part in parts]) if parts else np.zeros(0, dtype=bool)
-    error_class = np.concatenate([part[3] for part in parts]) if parts else np.zeros(0, dtype=object)
+    ids_of_groups = [np.fromstring(ids, dtype=np.int64, sep=" ") for *_, ids in groups]
+    query_ids = np.concatenate(ids_of_groups) if groups else np.zeros(0, dtype=np.int64)
+    by_query = np.argsort(query_ids, kind="stable")
+    query_ids = query_ids[by_query]
+    sizes = [len(ids) for ids in ids_of_groups]
+    is_wrong = np.repeat(np.array([bool(wrong) for wrong, *_ in groups], dtype=bool), sizes)[by_query]
+    texts = [(wrong_class or UNCLASSIFIED) if wrong else "" for wrong, wrong_class, _ in groups]
+    distinct = sorted(set(texts))
+    codes = np.repeat(np.array([distinct.index(text) for text in texts], dtype=np.int64), sizes)[by_query]
+    error_class = np.array(distinct, dtype=object)[codes]
+    # The per-class figures would otherwise compare every item's text again to find these codes.
+    remember_text_codes(error_class, distinct, codes)
     # Read when a figure names an item: the report itself never does, and the join cost
     # more than the rest of the items' query at a hundred thousand verdicts.
     return query_ids, ExternalIds(gold_set_version.pk, query_ids), is_wrong, error_class

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judges import metrics
-from judges.calibration_data import CalibrationData, JudgeColumn
+from judges.calibration_data import CalibrationData, JudgeColumn, items_of_rows
 from judges.class_guesses import GuessTable
 from judges.draws import draws_from_decisions
 from judges.ensembles import ensemble_metrics, miss_patterns, pair_overlap
@@ -209,3 +209,21 @@ def data_with_run_rows(run_ids: list[int], rows: list[tuple[int, int]], n_judges
     draw_key = (run_of_row << DRAW_RUN_SHIFT) + 2
     data.run_ids, data.rows = run_ids, (empty, column, empty, draw_key, np.zeros(len(rows)))
     return data
+
+
+@EXAMPLES
+@given(
+    st.lists(st.integers(1, 60), max_size=20, unique=True),
+    st.lists(st.integers(0, 70), max_size=60),
+    st.sampled_from([0, 2**40]),  # ids near each other (the lookup table) or far apart (the search)
+)
+def test_items_of_rows_find_each_rows_item_as_a_dictionary_does(items, queries, offset):
+    """Twin: a row's item is the position of its query among the sorted items; a query not there is outside."""
+    query_ids = np.array(sorted(item + (offset if item > 30 else 0) for item in items), dtype=np.int64)
+    query_of_row = np.array([query + (offset if query > 30 else 0) for query in queries], dtype=np.int64)
+    position = {query: index for index, query in enumerate(query_ids.tolist())}
+    expected_inside = [query in position for query in query_of_row.tolist()]
+    expected_items = [position[query] for query in query_of_row.tolist() if query in position]
+    found, inside = items_of_rows(query_ids, query_of_row.copy())
+    assert inside.tolist() == expected_inside
+    assert found[inside].tolist() == expected_items

@@ -61,3 +61,40 @@ def test_text_codes_are_kept_while_their_array_lives_and_dropped_after():
     assert key not in _codes_of_array
     # A list (no identity to keep) is computed each time, with the same answer.
     assert text_codes(["b;a", "", "a", "b;a"])[1].tolist() == [2, 0, 1, 2]
+
+
+def items_row_by_row(version):
+    """The twin: every correct/wrong item read as a row through the ORM, by query id."""
+    rows = GoldSetVersionItem.objects.filter(version=version, decision__in=["correct", "wrong"]).order_by("query_id")
+    query_ids, is_wrong, error_class = [], [], []
+    for query_id, decision, error in rows.values_list("query_id", "decision", "error_class"):
+        query_ids.append(query_id)
+        is_wrong.append(decision == "wrong")
+        error_class.append((error or "unclassified") if decision == "wrong" else "")
+    return query_ids, is_wrong, error_class
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_grouped_items_equal_the_items_read_row_by_row_on_random_labels(seed):
+    rng = np.random.default_rng(seed)
+    texts = ["join_fanout", "missing_filter;join_fanout", "unclassified", "wrong_aggregate"]
+    decisions = rng.choice(["correct", "wrong", "wrong", "unsure"], size=int(rng.integers(1, 40))).tolist()
+    # A wrong item carries a class, any other none (the table's check constraint).
+    drawn = [(decision, str(rng.choice(texts)) if decision == "wrong" else "") for decision in decisions]
+    version = make_gold_set(f"grouped-{seed}", drawn)
+    query_ids, _, is_wrong, error_class = load_gold_items(version)
+    expected_ids, expected_wrong, expected_class = items_row_by_row(version)
+    assert query_ids.tolist() == expected_ids
+    assert is_wrong.tolist() == expected_wrong
+    assert error_class.tolist() == expected_class
+    # The codes the loader remembered are those text_codes computes from the texts themselves.
+    distinct, codes = text_codes(error_class)
+    fresh_distinct, fresh_codes = text_codes(error_class.tolist())
+    assert distinct == fresh_distinct and codes.tolist() == fresh_codes.tolist()
+
+
+def test_a_version_without_correct_or_wrong_items_loads_as_empty_arrays():
+    version = make_gold_set("grouped-empty", [("unsure", "")])
+    query_ids, external_ids, is_wrong, error_class = load_gold_items(version)
+    assert len(query_ids) == len(external_ids) == len(is_wrong) == len(error_class) == 0
+    assert query_ids.dtype == np.int64 and is_wrong.dtype == bool
