@@ -19,10 +19,11 @@ from django.db.models import Exists, OuterRef
 
 from judges import metrics
 from judges.draws import DrawTable, draws_from_rows
+from judges.example_models import JudgeVersionExample
 from judges.examples import example_items, example_pairs, rows_outside_examples
 from judges.gold_items import gold_items, load_gold_items, load_gold_items_of_versions
 from judges.models import CalibrationRun, JudgeVersion, RunStatus, Verdict
-from judges.run_selection import RunSelection, calibration_run_ids_get
+from judges.run_selection import RunSelection, calibration_run_ids_get, calibration_runs_get
 from judges.verdict_rows import DRAW_RUN_SHIFT, fetch_verdict_rows
 from judges.verdict_sums import summed_from_verdicts, verdict_sums
 from labelling.models import GoldSetVersion, GoldSetVersionItem, LabelDecision
@@ -48,6 +49,8 @@ class JudgeColumn:
     is_simulated: bool
     # The judge's slug; `name` is its display name ("openai/gpt-4o"), the slug when it has none.
     slug: str = ""
+    # Whether the version shows worked examples (`judges.examples`): only then are they read.
+    has_examples: bool = False
 
     @property
     def label(self) -> str:
@@ -212,10 +215,18 @@ def priced(raw) -> tuple[int, float, int, int]:
 
 def load_judge_columns(judge_version_ids) -> list[JudgeColumn]:
     """Return the judge versions as columns, ordered by judge name then version number."""
-    versions = JudgeVersion.objects.filter(pk__in=[int(i) for i in judge_version_ids]).values_list(
-        "pk", "judge__name", "number", "backend", "family", "model", "is_simulated", "judge__display_name"
-    )
-    columns = [JudgeColumn(pk, display or slug, *rest, slug=slug) for pk, slug, *rest, display in versions]
+    versions = (
+        JudgeVersion.objects.filter(pk__in=[int(i) for i in judge_version_ids])
+        .annotate(has_examples=Exists(JudgeVersionExample.objects.filter(judge_version=OuterRef("pk"))))
+        .values_list(
+            "pk", "judge__name", "number", "backend", "family", "model", "is_simulated", "judge__display_name",
+            "has_examples",
+        )
+    )  # fmt: skip
+    columns = [
+        JudgeColumn(pk, display or slug, *rest, slug=slug, has_examples=has_examples)
+        for pk, slug, *rest, display, has_examples in versions
+    ]
     return sorted(columns, key=lambda column: (column.name, column.number))
 
 
@@ -231,7 +242,8 @@ def load_calibration(
     if selection is None:
         named = tuple(sorted(int(i) for i in run_ids)) if run_ids is not None else None
         selection = RunSelection(run_ids=named)
-    runs = calibration_run_ids_get(gold_set_version=gold_set_version, selection=selection)
+    run_labels = calibration_runs_get(gold_set_version=gold_set_version, selection=selection)
+    runs = list(run_labels)
     items = load_gold_items(gold_set_version, selection.source, split)
     # Every verdict of the runs: its judge ids size the packed rows.
     costs = fetch_verdict_costs(runs)
@@ -245,9 +257,16 @@ def load_calibration(
         rows = [row[in_version] for row in rows]
     del item_of_row, in_version
     judges = load_judge_columns(judge_ids_present(rows[1]))
-    examples = example_items([judge.id for judge in judges], items[0])
+    examples = example_items([judge.id for judge in judges], items[0], examples_of_columns(judges))
     compact_rows(rows, judges)
-    return calibration_assemble(gold_set_version, selection, split, runs, items, costs, rows, judges, examples)
+    data = calibration_assemble(gold_set_version, selection, split, runs, items, costs, rows, judges, examples)
+    data.run_labels = run_labels  # read with the runs: the report names them
+    return data
+
+
+def examples_of_columns(judges: list[JudgeColumn]) -> list | None:
+    """Return no worked examples when no judge column shows any (nothing to read); None: read them."""
+    return None if any(judge.has_examples for judge in judges) else []
 
 
 def judge_ids_present(judge_of_row: np.ndarray) -> list[int]:
@@ -285,7 +304,9 @@ def load_calibrations(*, gold_set_versions) -> dict[int, CalibrationData]:
     if outside:
         costs = fetch_verdict_costs_by_version(runs, on_items=True)
     judges = load_judge_columns(np.unique(np.concatenate([rows_[1] for rows_ in kept.values()] or [[]])))
-    pairs = example_pairs([judge.id for judge in judges])
+    pairs = examples_of_columns(judges)
+    if pairs is None:
+        pairs = example_pairs([judge.id for judge in judges])
     result = {}
     for version_id, version in versions.items():
         present = set(np.unique(kept[version_id][1]).tolist())

@@ -106,7 +106,12 @@ def parse_date(raw: str | None, name: str) -> datetime.date | None:
 
 
 def calibration_run_ids_get(*, gold_set_version, selection: RunSelection | None = None) -> list[int]:
-    """Return the runs a report on this gold-set version rests on.
+    """Return the ids, ascending, of the runs a report on this gold-set version rests on (`calibration_runs_get`)."""
+    return list(calibration_runs_get(gold_set_version=gold_set_version, selection=selection))
+
+
+def calibration_runs_get(*, gold_set_version, selection: RunSelection | None = None) -> dict[int, str]:
+    """Return {run id: its label ("" for none)}, by id, of the runs a report on this gold-set version rests on.
 
     Default: every completed run on the version. Named runs must exist on this version
     (any status: the user asked for them); a date range keeps runs created within it
@@ -133,7 +138,7 @@ def calibration_run_ids_get(*, gold_set_version, selection: RunSelection | None 
         runs = runs.filter(created_at__date__gte=selection.since)
     if selection.until:
         runs = runs.filter(created_at__date__lte=selection.until)
-    return sorted(runs.values_list("pk", flat=True))
+    return dict(runs.order_by("pk").values_list("pk", "label"))
 
 
 def judge_calibration_runs_get(*, judge_version) -> tuple[object, list[int]]:
