@@ -14,12 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judges import metrics
-from judges.calibration_data import CalibrationData, JudgeColumn, items_of_rows
+from judges.calibration_data import CalibrationData, JudgeColumn
 from judges.class_guesses import GuessTable
 from judges.draws import draws_from_decisions
 from judges.ensembles import ensemble_metrics, miss_patterns, pair_overlap
 from judges.ladder import ladder_table
 from judges.report import report_from_data
+from judges.row_columns import items_of_rows
 from judges.run_selection import RunSelection
 from judges.tests import twins
 from judges.verdict_rows import DRAW_RUN_SHIFT
