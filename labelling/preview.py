@@ -17,7 +17,6 @@ from labelling.models import Query, QuerySource
 from probes.preview import result_preview_run
 
 PREVIEW_ROWS = 20
-PREVIEW_TIMEOUT_S = 5.0
 # The comparison needs whole result sets, not the first 20 rows; past this cap it is not attempted.
 COMPARE_ROW_CAP = 5000
 
@@ -42,7 +41,9 @@ class Preview:
 
 
 def _run(warehouse, sql: str, rows: int) -> RunOutcome:
-    preview = result_preview_run(warehouse=warehouse, sql=sql, rows=rows, timeout_s=PREVIEW_TIMEOUT_S)
+    # No timeout of its own: WAREHOUSE_STATEMENT_TIMEOUT_S bounds the preview's statements as
+    # it bounds everything run on a warehouse (it held a fixed 5 s whatever the setting said).
+    preview = result_preview_run(warehouse=warehouse, sql=sql, rows=rows)
     result = preview.result
     if not result.allowed:
         return RunOutcome(ok=False, message=f"Refused by the read-only guard: {result.reason}")

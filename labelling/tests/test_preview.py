@@ -138,3 +138,14 @@ def test_with_the_real_read_only_path_a_missing_filter_is_suggested(real_warehou
     assert (
         "Refused by the read-only guard" in client.get(reverse("labelling:preview", args=[refused.pk])).content.decode()
     )
+
+
+def test_the_preview_stops_at_the_warehouse_statement_timeout_the_settings_give(real_warehouse, settings):
+    """The preview has no timeout of its own: WAREHOUSE_STATEMENT_TIMEOUT_S bounds it (it held a fixed 5 s)."""
+    settings.WAREHOUSE_STATEMENT_TIMEOUT_S = 0.3
+    # A 3 rows ^ 24 cross join: allowed by the guard, far past any timeout (the corpus's time bomb).
+    tables = ", ".join(f"sales s{n}" for n in range(24))
+    query = factories.query(warehouse=real_warehouse, sql=f"SELECT count(*) FROM {tables}")
+    preview = query_preview(query=query)
+    assert not preview.result.ok
+    assert preview.result.message == "Did not run: timeout: statement exceeded 0.3s", preview.result.message

@@ -30,7 +30,6 @@ from django.conf import settings
 from psycopg import sql
 
 from labelling.models import Query, QuerySource
-from labelling.preview import PREVIEW_TIMEOUT_S
 from probes.catalogue import catalogue_refresh
 from probes.demo_warehouse import create_reader_role
 from probes.role_check import UnsafeWarehouseRole
@@ -54,10 +53,10 @@ RSS_LIMIT_MB = 300
 BACKEND_RSS_LIMIT_MB = 300
 # Statements each entry point may run on the warehouse, each under its own timeout: the
 # verifier's EXPLAIN and empty-result probe; the triage pipeline's verifier (two), fan-out
-# probe and result preview. The labelling preview has its own fixed timeout.
+# probe and result preview; the labelling preview's first rows and its count.
 STATEMENT_BUDGET_S = {
     "run_sql": TIMEOUT_S,
-    "preview": PREVIEW_TIMEOUT_S,
+    "preview": 2 * TIMEOUT_S,
     "verify": 2 * TIMEOUT_S,
     "probe": TIMEOUT_S,
     "triage": 4 * TIMEOUT_S,
